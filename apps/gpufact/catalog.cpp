@@ -1,0 +1,18 @@
+#include "apps/gpufact/catalog.hpp"
+
+#include "factorizations/host_blas/host_blas.hpp"
+#include "microbench/bandwidth/bandwidth.hpp"
+
+namespace gpufact {
+
+const Registry& experiment_catalog() {
+  static const Registry registry = [] {
+    Registry r;
+    factorizations::register_host_blas(r);
+    microbench::register_bandwidth(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace gpufact

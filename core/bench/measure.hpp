@@ -1,0 +1,35 @@
+// Timing on Google Benchmark (DESIGN.md "Measurement"). Each measurement registers one benchmark
+// instance with manual time: GPU work is timed with CUDA events, host work with a steady clock;
+// repetitions, aggregates (median, mean, stddev, cv, min, max) and --benchmark_filter are Google
+// Benchmark's. Added for GPUs: cold runs (L2 flushed before every sample), the SM clock measured
+// by a probe kernel after each repetition, NVML power/clock/temperature sampled during it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace gpufact {
+
+enum class Timer { gpu_events, host_wall };
+enum class CacheState { hot, cold };
+
+// "hot" or "cold"; throws std::invalid_argument otherwise.
+CacheState cache_state_from(const std::string& s);
+
+struct MeasureSpec {
+  std::string name;   // metric tag prefix, stable: "copy"
+  std::string label;  // display name: "copy kernel"
+  Timer timer = Timer::gpu_events;
+  CacheState cache = CacheState::hot;
+  // Untimed work before each sample (reset an input that the body overwrites, pick a rotating
+  // input set). GPU timer: enqueue it on the case stream.
+  std::function<void(std::size_t iteration)> setup;
+  // The timed work. GPU timer: enqueue it on the case stream; it must not synchronize.
+  std::function<void(std::size_t iteration)> body;
+  double flops = 0;  // per body call: gives a GFLOP/s metric
+  double bytes = 0;  // per body call: gives a GB/s metric
+  int batch = 1;     // body calls per timed sample, for microsecond kernels (hot cache only)
+};
+
+}  // namespace gpufact

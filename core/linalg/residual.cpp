@@ -1,0 +1,151 @@
+#include "core/linalg/residual.hpp"
+
+#include "core/linalg/blas_types.hpp"
+#include "core/linalg/host_blas.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace gpufact {
+namespace {
+
+template <class T>
+HostMatrix<T> copy_of(MatrixView<const T> a) {
+  HostMatrix<T> c(a.rows, a.cols);
+  if (!a.empty()) host::lacpy(a.rows, a.cols, a.data, a.ld, c.data(), c.ld());
+  return c;
+}
+
+double scaled(double residual, double scale) {
+  if (scale == 0.0) return residual == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return residual / scale;
+}
+
+template <class T>
+void require_col_major(MatrixView<const T> a, const char* what) {
+  if (a.layout != Layout::col_major) throw std::invalid_argument(std::string(what) + " must be column-major");
+}
+
+}  // namespace
+
+template <class T>
+double lu_residual(MatrixView<const T> a, MatrixView<const T> lu, const int* ipiv) {
+  require_col_major(a, "lu_residual: A");
+  const std::int64_t m = a.rows, n = a.cols, k = std::min(m, n);
+  if (lu.rows != m || lu.cols != n) throw std::invalid_argument("lu_residual: LU must have A's shape");
+  if (k == 0) return 0.0;
+  HostMatrix<T> pa = copy_of(a);
+  host::laswp(n, pa.data(), pa.ld(), 1, k, ipiv);
+  HostMatrix<T> l(m, k), u(k, n);
+  for (std::int64_t j = 0; j < k; ++j)
+    for (std::int64_t i = 0; i < m; ++i) l(i, j) = i > j ? lu(i, j) : (i == j ? T(1) : T(0));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < k; ++i) u(i, j) = i <= j ? lu(i, j) : T(0);
+  host::gemm(Op::N, Op::N, m, n, k, T(-1), l.data(), l.ld(), u.data(), u.ld(), T(1), pa.data(), pa.ld());
+  const double r = host::lange('1', m, n, pa.data(), pa.ld());
+  return scaled(r, static_cast<double>(n) * host::lange('1', m, n, a.data, a.ld) * unit_roundoff<T>());
+}
+
+template <class T>
+double cholesky_residual(MatrixView<const T> a, MatrixView<const T> l) {
+  require_col_major(a, "cholesky_residual: A");
+  const std::int64_t n = a.rows;
+  if (a.cols != n || l.rows != n || l.cols != n) throw std::invalid_argument("cholesky_residual: A and L must be n × n");
+  if (n == 0) return 0.0;
+  HostMatrix<T> r = copy_of(a), lower(n, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) lower(i, j) = i >= j ? l(i, j) : T(0);
+  host::syrk(Uplo::lower, Op::N, n, n, T(-1), lower.data(), lower.ld(), T(1), r.data(), r.ld());
+  const double res = host::lansy('1', Uplo::lower, n, r.data(), r.ld());
+  return scaled(res, static_cast<double>(n) * host::lansy('1', Uplo::lower, n, a.data, a.ld) * unit_roundoff<T>());
+}
+
+template <class T>
+double orthogonality_error(MatrixView<const T> q) {
+  require_col_major(q, "orthogonality_error: Q");
+  const std::int64_t m = q.rows, n = q.cols;
+  if (n == 0) return 0.0;
+  HostMatrix<T> w(n, n);
+  for (std::int64_t j = 0; j < n; ++j) w(j, j) = T(1);
+  host::syrk(Uplo::lower, Op::T, n, m, T(-1), q.data, q.ld, T(1), w.data(), w.ld());
+  return host::lansy('1', Uplo::lower, n, w.data(), w.ld()) / (static_cast<double>(std::max<std::int64_t>(m, 1)) * unit_roundoff<T>());
+}
+
+template <class T>
+QrErrors qr_residual(MatrixView<const T> a, MatrixView<const T> qr, const T* tau) {
+  require_col_major(a, "qr_residual: A");
+  const std::int64_t m = a.rows, n = a.cols, k = std::min(m, n);
+  if (qr.rows != m || qr.cols != n) throw std::invalid_argument("qr_residual: QR must have A's shape");
+  if (k == 0) return {};
+  HostMatrix<T> q(m, k), r(k, n);
+  host::lacpy(m, k, qr.data, qr.ld, q.data(), q.ld());
+  const int info = host::orgqr(m, k, k, q.data(), q.ld(), tau);
+  if (info != 0) throw std::runtime_error("qr_residual: orgqr returned info " + std::to_string(info));
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < k; ++i) r(i, j) = i <= j ? qr(i, j) : T(0);
+  HostMatrix<T> res = copy_of(a);
+  host::gemm(Op::N, Op::N, m, n, k, T(-1), q.data(), q.ld(), r.data(), r.ld(), T(1), res.data(), res.ld());
+  QrErrors e;
+  e.factorization = scaled(host::lange('1', m, n, res.data(), res.ld()),
+                           static_cast<double>(m) * host::lange('1', m, n, a.data, a.ld) * unit_roundoff<T>());
+  e.orthogonality = orthogonality_error<T>(q.view());
+  return e;
+}
+
+template <class T>
+double gemm_error(char ta, char tb, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c0,
+                  MatrixView<const T> c, T alpha, T beta) {
+  const bool at = ta == 'T' || ta == 't', bt = tb == 'T' || tb == 't';
+  const std::int64_t m = c.rows, n = c.cols, k = at ? a.rows : a.cols;
+  if ((at ? a.cols : a.rows) != m || (bt ? b.rows : b.cols) != n || (bt ? b.cols : b.rows) != k ||
+      c0.rows != m || c0.cols != n)
+    throw std::invalid_argument("gemm_error: inconsistent shapes");
+  auto A = [&](std::int64_t i, std::int64_t l) { return static_cast<double>(at ? a(l, i) : a(i, l)); };
+  auto B = [&](std::int64_t l, std::int64_t j) { return static_cast<double>(bt ? b(j, l) : b(l, j)); };
+  std::mt19937_64 gen(0x9e3779b97f4a7c15ull);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  double worst = 0.0;
+  for (int probe = 0; probe < 2; ++probe) {
+    std::vector<double> x(n), bx(k, 0.0), abx(k, 0.0), y(m, 0.0), ref(m, 0.0), bound(m, 0.0);
+    for (auto& v : x) v = dist(gen);
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t l = 0; l < k; ++l) {
+        bx[l] += B(l, j) * x[j];
+        abx[l] += std::abs(B(l, j)) * std::abs(x[j]);
+      }
+    for (std::int64_t l = 0; l < k; ++l)
+      for (std::int64_t i = 0; i < m; ++i) {
+        ref[i] += alpha * A(i, l) * bx[l];
+        bound[i] += std::abs(static_cast<double>(alpha)) * std::abs(A(i, l)) * abx[l];
+      }
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = 0; i < m; ++i) {
+        y[i] += static_cast<double>(c(i, j)) * x[j];
+        ref[i] += static_cast<double>(beta) * static_cast<double>(c0(i, j)) * x[j];
+        bound[i] += std::abs(static_cast<double>(beta) * static_cast<double>(c0(i, j)) * x[j]);
+      }
+    for (std::int64_t i = 0; i < m; ++i) {
+      const double diff = std::abs(y[i] - ref[i]);
+      if (!std::isfinite(y[i])) return std::numeric_limits<double>::infinity();
+      worst = std::max(worst, scaled(diff, bound[i] * unit_roundoff<T>()));
+    }
+  }
+  return worst;
+}
+
+#define GPUFACT_INSTANTIATE(T)                                                                              \
+  template double lu_residual<T>(MatrixView<const T>, MatrixView<const T>, const int*);                     \
+  template double cholesky_residual<T>(MatrixView<const T>, MatrixView<const T>);                           \
+  template QrErrors qr_residual<T>(MatrixView<const T>, MatrixView<const T>, const T*);                     \
+  template double orthogonality_error<T>(MatrixView<const T>);                                              \
+  template double gemm_error<T>(char, char, MatrixView<const T>, MatrixView<const T>, MatrixView<const T>,  \
+                                MatrixView<const T>, T, T);
+GPUFACT_INSTANTIATE(float)
+GPUFACT_INSTANTIATE(double)
+#undef GPUFACT_INSTANTIATE
+
+}  // namespace gpufact

@@ -1,0 +1,168 @@
+#include "core/report/render.hpp"
+
+#include "core/report/format.hpp"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gpufact {
+namespace {
+
+std::string axis_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::string md_escape(std::string s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Results grouped by artifact, in order of first appearance.
+std::vector<std::pair<std::string, std::vector<const Result*>>> by_artifact(const Report& r) {
+  std::vector<std::pair<std::string, std::vector<const Result*>>> groups;
+  for (const auto& res : r.results) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == res.artifact; });
+    if (it == groups.end()) {
+      groups.emplace_back(res.artifact, std::vector<const Result*>{});
+      it = std::prev(groups.end());
+    }
+    it->second.push_back(&res);
+  }
+  return groups;
+}
+
+}  // namespace
+
+void render_markdown(const Report& report, std::ostream& out) {
+  const auto& sys = report.system;
+  out << "# gpufact report\n\n";
+  std::string gpu = "no GPU";
+  if (sys.contains("gpus") && !sys["gpus"].empty()) gpu = sys["gpus"][0].value("name", "?");
+  out << "- GPU: " << gpu << "\n";
+  if (sys.contains("host")) out << "- CPU: " << sys["host"].value("cpu_model", "?") << "\n";
+  out << "- gpufact " << report.meta.value("version", "?") << ", preset " << report.meta.value("preset", "?")
+      << ", started " << report.meta.value("started_utc", "?")
+      << (report.meta.value("complete", false) ? "" : " (incomplete run)") << "\n";
+
+  for (const auto& [artifact, results] : by_artifact(report)) {
+    out << "\n## " << artifact << "\n\n";
+    // Columns: axes that appear in any result, then headline metrics by tag.
+    std::vector<std::string> axes, tags;
+    std::map<std::string, std::string> units;
+    std::set<std::string> has_published;
+    for (const auto* r : results) {
+      for (const auto& [k, v] : r->axes.items())
+        if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
+      for (const auto& m : r->metrics) {
+        if (!m.headline) continue;
+        if (std::find(tags.begin(), tags.end(), m.tag) == tags.end()) tags.push_back(m.tag);
+        units[m.tag] = m.unit;
+        if (m.published) has_published.insert(m.tag);
+      }
+    }
+    out << "|";
+    for (const auto& a : axes) out << " " << a << " |";
+    out << " status |";
+    for (const auto& t : tags) {
+      out << " " << t << " (" << units[t] << ") |";
+      if (has_published.count(t)) out << " published |";
+    }
+    out << " check |\n|";
+    for (std::size_t i = 0; i < axes.size() + 1; ++i) out << "---|";
+    for (const auto& t : tags) out << (has_published.count(t) ? "---:|---:|" : "---:|");
+    out << "---|\n";
+    for (const auto* r : results) {
+      out << "|";
+      for (const auto& a : axes) out << " " << (r->axes.contains(a) ? md_escape(axis_text(r->axes[a])) : "") << " |";
+      out << " " << to_string(r->status) << " |";
+      for (const auto& t : tags) {
+        const Metric* m = r->find_metric(t);
+        std::string cell;
+        if (m) {
+          cell = format_value(m->value, "");
+          const auto spread = format_spread(*m);
+          if (!spread.empty()) cell += " " + spread;
+        }
+        out << " " << cell << " |";
+        if (has_published.count(t))
+          out << " " << (m && m->published ? format_value(m->published->value, "") : "") << " |";
+      }
+      std::string check;
+      if (r->verification) {
+        std::ostringstream v;
+        v.precision(3);
+        v << r->verification->error << " ≤ " << r->verification->tolerance;
+        check = v.str();
+      } else if (!r->reason.empty()) {
+        check = r->reason;
+      }
+      out << " " << md_escape(check) << " |\n";
+    }
+    std::set<std::string> sources;
+    for (const auto* r : results)
+      for (const auto& m : r->metrics)
+        if (m.published && !m.published->source.empty()) sources.insert(m.published->source);
+    for (const auto& s : sources) out << "\nPublished: " << s << "\n";
+  }
+}
+
+void render_csv(const Report& report, std::ostream& out) {
+  std::vector<std::string> axes;
+  for (const auto& r : report.results)
+    for (const auto& [k, v] : r.axes.items())
+      if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
+  out << "experiment,artifact";
+  for (const auto& a : axes) out << "," << csv_field(a);
+  out << ",status,metric,unit,value,median,mean,stddev,min,max,samples,verification_error,tolerance\n";
+  for (const auto& r : report.results) {
+    auto prefix = [&] {
+      std::string s = csv_field(r.experiment) + "," + csv_field(r.artifact);
+      for (const auto& a : axes) s += "," + (r.axes.contains(a) ? csv_field(axis_text(r.axes[a])) : std::string());
+      return s + "," + to_string(r.status);
+    };
+    std::string verr, vtol;
+    if (r.verification) {
+      std::ostringstream e, t;
+      e.precision(6);
+      t.precision(6);
+      e << r.verification->error;
+      t << r.verification->tolerance;
+      verr = e.str();
+      vtol = t.str();
+    }
+    if (r.metrics.empty()) {
+      out << prefix() << ",,,,,,,,,0," << verr << "," << vtol << "\n";
+      continue;
+    }
+    for (const auto& m : r.metrics) {
+      auto stat = [&](const char* k) {
+        auto it = m.stats.find(k);
+        if (it == m.stats.end()) return std::string();
+        std::ostringstream s;
+        s.precision(9);
+        s << it->second;
+        return s.str();
+      };
+      std::ostringstream v;
+      v.precision(9);
+      v << m.value;
+      out << prefix() << "," << csv_field(m.tag) << "," << csv_field(m.unit) << "," << v.str() << ","
+          << stat("median") << "," << stat("mean") << "," << stat("stddev") << "," << stat("min") << ","
+          << stat("max") << "," << m.samples.size() << "," << verr << "," << vtol << "\n";
+    }
+  }
+}
+
+}  // namespace gpufact

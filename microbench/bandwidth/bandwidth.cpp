@@ -1,0 +1,128 @@
+// volkov08.bandwidth (volkov08 §3.7), first form: device-to-device copy bandwidth vs size, hot
+// and cold L2, counting bytes read plus written, against cudaMemcpyAsync in the same run and
+// the datasheet rate.
+#include "microbench/bandwidth/bandwidth.hpp"
+
+#include "core/bench/case.hpp"
+#include "core/bench/registry.hpp"
+#include "core/cuda/buffer.hpp"
+#include "core/errors.hpp"
+#include "kernels/common/fill.cuh"
+#include "kernels/memory/copy.cuh"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace gpufact::microbench {
+namespace {
+
+void check_copy(Case& c, const DeviceBuffer<std::uint32_t>& src, const DeviceBuffer<std::uint32_t>& dst,
+                DeviceBuffer<unsigned long long>& count, const char* what) {
+  cudaStream_t s = c.stream();
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
+  kernels::launch_count_mismatches(src.data(), dst.data(), src.size(), count.data(), s);
+  unsigned long long mismatches = 0;
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&mismatches, count.data(), sizeof mismatches, cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  c.verify(std::string(what) + ": words differing from the source", static_cast<double>(mismatches), 0.0);
+}
+
+void run_copy(Case& c) {
+  const auto bytes = static_cast<std::size_t>(c.integer("bytes"));
+  const CacheState cache = cache_state_from(c.text("cache"));
+  const std::size_t needed = 2 * bytes + (64u << 20);
+  if (needed > device_free_bytes())
+    c.skip("needs " + std::to_string(needed >> 20) + " MiB of device memory, " +
+           std::to_string(device_free_bytes() >> 20) + " MiB free");
+  cudaStream_t s = c.stream();
+  const std::size_t words = bytes / 4;
+  DeviceBuffer<std::uint32_t> src(words), dst(words);
+  DeviceBuffer<unsigned long long> count(1);
+  kernels::launch_fill_random_words(src.data(), words, c.seed(), s);
+
+  MeasureSpec copy;
+  copy.name = "copy";
+  copy.label = "copy kernel";
+  copy.cache = cache;
+  copy.bytes = 2.0 * static_cast<double>(bytes);
+  copy.body = [&](std::size_t) { kernels::launch_copy(src.data(), dst.data(), bytes, s); };
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.data(), 0xff, bytes, s));  // poison
+  c.measure(copy);
+  check_copy(c, src, dst, count, "copy kernel");
+
+  MeasureSpec memcpy = copy;
+  memcpy.name = "memcpy";
+  memcpy.label = "cudaMemcpyAsync D2D";
+  memcpy.body = [&](std::size_t) {
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  };
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.data(), 0xff, bytes, s));
+  c.measure(memcpy);
+  check_copy(c, src, dst, count, "cudaMemcpyAsync");
+
+  const Metric* k = c.result().find_metric("copy/bandwidth");
+  const Metric* m = c.result().find_metric("memcpy/bandwidth");
+  if (k && m && m->value > 0)
+    c.add_metric({.tag = "copy/vs_memcpy", .name = "copy kernel / cudaMemcpy", .unit = "%",
+                  .value = 100.0 * k->value / m->value, .higher_is_better = true, .role = MetricRole::derived});
+}
+
+void summarize(Summary& s) {
+  double best_copy = 0, best_memcpy = 0;
+  for (const auto& r : s.results()) {
+    if (r.status != Status::passed) continue;
+    if (const auto* m = r.find_metric("copy/bandwidth")) best_copy = std::max(best_copy, m->value);
+    if (const auto* m = r.find_metric("memcpy/bandwidth")) best_memcpy = std::max(best_memcpy, m->value);
+  }
+  if (best_copy == 0 || best_memcpy == 0) return;
+  const double best = std::max(best_copy, best_memcpy);
+  Result d;
+  d.experiment = "volkov08.bandwidth";
+  d.artifact = "volkov08.bandwidth summary";
+  d.status = Status::passed;
+  d.device = s.session().device();
+  const double datasheet = s.session().gpu().datasheet_bandwidth_gbs();
+  auto derived = [](std::string tag, std::string name, std::string unit, double v) {
+    return Metric{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v,
+                  .higher_is_better = true, .headline = true, .role = MetricRole::derived};
+  };
+  d.metrics.push_back(derived("copy/best", "best copy kernel bandwidth", "GB/s", best_copy));
+  d.metrics.push_back(derived("memcpy/best", "best cudaMemcpy bandwidth", "GB/s", best_memcpy));
+  d.metrics.push_back(derived("copy/best_vs_memcpy", "best copy kernel / best cudaMemcpy", "%",
+                              100 * best_copy / best_memcpy));
+  d.metrics.push_back(derived("datasheet", "datasheet DRAM bandwidth (2 × clock × bus width)", "GB/s", datasheet));
+  d.metrics.push_back(derived("best_vs_datasheet", "best measured / datasheet", "%", 100 * best / datasheet));
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : s.results())
+    if (const auto* m = r.find_metric("copy/bandwidth"))
+      rows.push_back({{"axes", r.axes}, {"copy_gbs", m->value}, {"percent_of_best", 100 * m->value / best}});
+  d.data["percent_of_best_measured"] = rows;
+  s.add(std::move(d));
+}
+
+}  // namespace
+
+void register_bandwidth(Registry& registry) {
+  Experiment e;
+  e.key = "volkov08.bandwidth";
+  e.artifact = "volkov08.bandwidth";
+  e.title = "Device copy bandwidth vs size (bytes read + written), hot and cold L2, vs cudaMemcpy";
+  e.axes = {
+      {.name = "bytes", .kind = AxisKind::size, .help = "bytes copied (multiple of 4)",
+       .defaults = "1M,16M,256M,1G", .quick = "4M,64M,1G", .full = "4K:4G:*4", .min = 4},
+      {.name = "cache", .kind = AxisKind::text, .help = "hot: as left by the last run; cold: L2 flushed per sample",
+       .defaults = "hot,cold", .choices = {"hot", "cold"}},
+  };
+  e.needs.gpus = 1;
+  e.validate = [](const AxisPoint& p) {
+    if (p.integer("bytes") % 4 != 0)
+      throw UsageError("axis 'bytes': " + std::to_string(p.integer("bytes")) + " is not a multiple of 4");
+  };
+  e.run = run_copy;
+  e.summarize = summarize;
+  e.plots = {{.artifact = "volkov08.bandwidth", .x = "bytes", .y = "copy/bandwidth", .series = {"cache"},
+              .logx = true, .logy = false, .title = "Device copy bandwidth (volkov08 §3.7)"}};
+  registry.add(std::move(e));
+}
+
+}  // namespace gpufact::microbench
