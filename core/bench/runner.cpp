@@ -12,6 +12,7 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
@@ -159,6 +160,11 @@ int run_bench(const Registry& registry, const BenchRequest& req, const std::atom
 
   const std::string path = req.out.empty() ? default_report_name() : req.out;
   check_writable(path);
+
+  // Asked explicitly for GPU work only, on a machine without a usable GPU: one line, exit 3.
+  if (explicit_selection && sys.gpus.empty() &&
+      std::all_of(plans.begin(), plans.end(), [](const Plan& p) { return p.experiment->needs.gpus > 0; }))
+    throw NoDeviceError(sys.gpu_unavailable);
 
   nlohmann::json meta = {{"tool", "gpufact"},
                          {"version", GPUFACT_VERSION},

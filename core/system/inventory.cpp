@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include <dlfcn.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -111,9 +112,14 @@ SystemInfo collect_system_info() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
-    info.gpu_unavailable = err != cudaSuccess ? std::string("no usable GPU: ") + cudaGetErrorName(err) + " (" +
-                                                    cudaGetErrorString(err) + ")"
-                                              : "no usable GPU: the driver reports no CUDA device";
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver)
+      info.gpu_unavailable = "no usable GPU: no NVIDIA driver on this machine (libcuda.so.1 not found)";
+    else if (err != cudaSuccess)
+      info.gpu_unavailable = std::string("no usable GPU: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+    else
+      info.gpu_unavailable = "no usable GPU: the driver reports no CUDA device";
+    if (driver) dlclose(driver);
     cudaGetLastError();  // clear the sticky-free error so later queries start clean
     count = 0;
   }
