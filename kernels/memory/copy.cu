@@ -22,12 +22,12 @@ __global__ void __launch_bounds__(kThreads) copy_vec16_kernel(const uint4* __res
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const std::size_t i = base + static_cast<std::size_t>(u) * kThreads;
-      if (i < n) v[u] = __ldcs(src + i);
+      if (i < n) v[u] = src[i];
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const std::size_t i = base + static_cast<std::size_t>(u) * kThreads;
-      if (i < n) __stcs(dst + i, v[u]);
+      if (i < n) dst[i] = v[u];
     }
   }
 }
