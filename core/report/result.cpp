@@ -1,5 +1,6 @@
 #include "core/report/result.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 namespace gpufact {
@@ -56,16 +57,25 @@ void to_json(nlohmann::json& j, const Metric& m) {
   if (m.published) j["published"] = {{"value", m.published->value}, {"source", m.published->source}};
 }
 
+namespace {
+// nlohmann writes NaN and infinities as null; read them back as NaN.
+double number_or_nan(const nlohmann::json& v) {
+  return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+}
+}  // namespace
+
 void from_json(const nlohmann::json& j, Metric& m) {
   m.tag = j.at("tag").get<std::string>();
   m.name = j.value("name", m.tag);
   m.unit = j.value("unit", "");
-  m.value = j.at("value").get<double>();
+  m.value = number_or_nan(j.at("value"));
   m.higher_is_better = j.value("higher_is_better", false);
   m.headline = j.value("headline", false);
   m.role = role_from(j.value("role", "performance"));
-  if (j.contains("stats")) m.stats = j.at("stats").get<std::map<std::string, double>>();
-  if (j.contains("samples")) m.samples = j.at("samples").get<std::vector<double>>();
+  if (j.contains("stats"))
+    for (const auto& [k, v] : j.at("stats").items()) m.stats[k] = number_or_nan(v);
+  if (j.contains("samples"))
+    for (const auto& v : j.at("samples")) m.samples.push_back(number_or_nan(v));
   if (j.contains("published"))
     m.published = Published{j["published"].at("value").get<double>(), j["published"].value("source", "")};
 }
@@ -93,7 +103,7 @@ void from_json(const nlohmann::json& j, Result& r) {
   r.metrics = j.value("metrics", std::vector<Metric>{});
   if (j.contains("verification")) {
     const auto& v = j["verification"];
-    r.verification = Verification{v.at("method").get<std::string>(), v.at("error").get<double>(),
+    r.verification = Verification{v.at("method").get<std::string>(), number_or_nan(v.at("error")),
                                   v.at("tolerance").get<double>()};
   }
   r.data = j.value("data", nlohmann::json::object());
