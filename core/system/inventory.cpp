@@ -112,14 +112,14 @@ SystemInfo collect_system_info() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
-    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!driver)
+    void* driver_lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver_lib)
       info.gpu_unavailable = "no usable GPU: no NVIDIA driver on this machine (libcuda.so.1 not found)";
     else if (err != cudaSuccess)
       info.gpu_unavailable = std::string("no usable GPU: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
     else
       info.gpu_unavailable = "no usable GPU: the driver reports no CUDA device";
-    if (driver) dlclose(driver);
+    if (driver_lib) dlclose(driver_lib);
     cudaGetLastError();  // clear the sticky-free error so later queries start clean
     count = 0;
   }
