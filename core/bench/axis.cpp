@@ -88,9 +88,16 @@ void append_range(const AxisSpec& axis, const std::string& token, std::vector<Ax
   const bool geometric = parts[2][0] == '*';
   if (axis.kind == AxisKind::real) {
     const double lo = parse_real(axis, parts[0]), hi = parse_real(axis, parts[1]);
-    const double step = std::stod(parts[2].substr(1));
+    AxisSpec step_axis = axis;  // the step is checked for being a number, not against the axis bounds
+    step_axis.min = std::numeric_limits<std::int64_t>::min();
+    step_axis.max = std::numeric_limits<std::int64_t>::max();
+    const double step = parse_real(step_axis, parts[2].substr(1));
     if (geometric ? !(step > 1.0 && lo > 0) : !(step > 0.0)) bad_value(axis, token, "the range does not advance");
-    for (double v = lo; v <= hi * (1 + 1e-12); v = geometric ? v * step : v + step) out.emplace_back(v);
+    if (lo > hi) bad_value(axis, token, "lo > hi");
+    for (double v = lo; v <= hi + 1e-12 * std::fabs(hi); v = geometric ? v * step : v + step) {
+      out.emplace_back(v);
+      if (out.size() > 100000) bad_value(axis, token, "more than 100000 values");
+    }
     return;
   }
   const std::int64_t lo = parse_integer(axis, parts[0]), hi = parse_integer(axis, parts[1]);

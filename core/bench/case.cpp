@@ -193,7 +193,7 @@ struct CounterInfo {
 
 }  // namespace
 
-void Case::measure(const MeasureSpec& spec) {
+bool Case::measure(const MeasureSpec& spec) {
   if (!spec.body) throw std::logic_error("MeasureSpec '" + spec.name + "' has no body");
   if (spec.batch < 1) throw std::logic_error("MeasureSpec batch must be >= 1");
   const bool gpu = spec.timer == Timer::gpu_events;
@@ -202,7 +202,7 @@ void Case::measure(const MeasureSpec& spec) {
   const std::string bench_name = experiment_.key + "/" + point_.label() + "/" + spec.name;
   if (!filter_admits(bench_name)) {
     result_.reason = "measurement '" + spec.name + "' excluded by --benchmark_filter";
-    return;
+    return false;
   }
   const MeasureOptions& opt = session_.options();
   cudaStream_t s = gpu ? stream() : nullptr;
@@ -312,6 +312,7 @@ void Case::measure(const MeasureSpec& spec) {
     m.headline = info.role == MetricRole::performance && (has_rate ? std::string(info.tag) != "time" : true);
     result_.metrics.push_back(std::move(m));
   }
+  return true;
 }
 
 }  // namespace gpufact

@@ -72,8 +72,9 @@ class Case {
   cudaStream_t stream() { return session_.stream(); }
   Result& result() { return result_; }
 
-  // Times spec as one Google Benchmark instance and appends its metrics to the result.
-  void measure(const MeasureSpec& spec);
+  // Times spec as one Google Benchmark instance and appends its metrics to the result. Returns
+  // false when --benchmark_filter excludes it: the body never ran, so check nothing it would make.
+  [[nodiscard]] bool measure(const MeasureSpec& spec);
   void add_metric(Metric m) { result_.metrics.push_back(std::move(m)); }
   // Records a check; the result passes only if every check has error <= tolerance (NaN fails).
   void verify(const std::string& method, double error, double tolerance);

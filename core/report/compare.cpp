@@ -51,6 +51,13 @@ double exact_u_p(std::size_t n1, std::size_t n2, double u) {
   return std::min(1.0, tail / total);
 }
 
+// The smallest two-sided p-value the U test can give for these sample sizes: 2 / C(n1 + n2, n1).
+double smallest_u_p(std::size_t n1, std::size_t n2) {
+  double c = 1;  // C(n1 + n2, n1), built up as a product of ratios
+  for (std::size_t i = 1; i <= n1; ++i) c = c * static_cast<double>(n2 + i) / static_cast<double>(i);
+  return std::min(1.0, 2.0 / c);
+}
+
 std::string result_key(const Result& r) { return r.experiment + "|" + r.artifact + "|" + r.axes.dump(); }
 
 std::string result_label(const Result& r) {
@@ -147,7 +154,8 @@ std::vector<MetricComparison> compare_reports(const Report& base, const Report& 
       }
       c.base = b->value;
       c.change = b->value != 0 ? (m.value - b->value) / std::fabs(b->value) : 0.0;
-      const bool enough = b->samples.size() >= 3 && m.samples.size() >= 3;
+      const bool enough = b->samples.size() >= 3 && m.samples.size() >= 3 &&
+                          smallest_u_p(b->samples.size(), m.samples.size()) <= opt.alpha;
       c.p_value = enough ? mann_whitney_p(b->samples, m.samples) : 0.0;
       if (std::fabs(c.change) <= opt.threshold || (enough && c.p_value > opt.alpha))
         c.verdict = Verdict::same;

@@ -1,8 +1,9 @@
 // `gpufact compare`: per performance metric, FAST / SLOW / SAME from the raw samples of two
 // reports. The test: a two-sided Mann-Whitney U test (normal approximation with tie correction)
 // on the per-repetition samples at significance alpha, and a change of the medians beyond
-// threshold. SLOW/FAST need both; otherwise SAME. With fewer than 3 samples a side only the
-// threshold is applied.
+// threshold. SLOW/FAST need both; otherwise SAME. With fewer than 3 samples a side, or too few
+// for the test ever to reach alpha (3 vs 3: the smallest two-sided p is 0.1), only the threshold
+// is applied.
 #pragma once
 
 #include "core/report/report_file.hpp"

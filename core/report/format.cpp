@@ -42,7 +42,9 @@ double relative_spread(const Metric& m) {
 }
 
 std::string format_spread(const Metric& m) {
-  if (m.samples.size() < 2 && !m.stats.count("cv")) return {};
+  // Unknown (no cv, no stddev and mean) is empty, not "±0.0%".
+  const bool known = m.stats.count("cv") || (m.stats.count("stddev") && m.stats.count("mean"));
+  if (!known || (m.samples.size() < 2 && !m.stats.count("cv"))) return {};
   char buf[32];
   std::snprintf(buf, sizeof buf, "±%.1f%%", 100.0 * relative_spread(m));
   return buf;

@@ -108,7 +108,8 @@ Report load_report(const fs::path& path) {
   } catch (const nlohmann::json::exception& e) {
     throw UsageError("report " + path.string() + " is not valid JSON: " + e.what());
   }
-  if (!j.is_object() || !j.contains("schema_version") || !j.contains("results"))
+  if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_number_integer() ||
+      !j.contains("results"))
     throw UsageError("report " + path.string() + " is not a gpufact report (no schema_version/results)");
   Report r;
   r.schema_version = j["schema_version"].get<int>();

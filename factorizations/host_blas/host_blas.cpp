@@ -62,7 +62,7 @@ void run_routine(Case& c) {
     spec.body = [&](std::size_t) {
       host::gemm(Op::N, Op::N, n, n, n, T(1), a.data(), a.ld(), b.data(), b.ld(), T(1), w.data(), w.ld());
     };
-    c.measure(spec);
+    if (!c.measure(spec)) return;
     c.verify("gemm componentwise error / ε (bound k+2)",
              gemm_error<T>('N', 'N', a.view(), b.view(), c0.view(), w.view(), T(1), T(1)),
              static_cast<double>(n) + 2);
@@ -78,18 +78,18 @@ void run_routine(Case& c) {
   if (routine == "getrf") {
     std::vector<int> ipiv(static_cast<std::size_t>(n));
     spec.body = [&](std::size_t) { info = host::getrf(n, n, w.data(), w.ld(), ipiv.data()); };
-    c.measure(spec);
+    if (!c.measure(spec)) return;
     c.verify("getrf info", info, 0);
     c.verify("‖PA−LU‖₁/(n‖A‖₁ε)", lu_residual<T>(a.view(), w.view(), ipiv.data()), kFactorizationTolerance);
   } else if (routine == "potrf") {
     spec.body = [&](std::size_t) { info = host::potrf(Uplo::lower, n, w.data(), w.ld()); };
-    c.measure(spec);
+    if (!c.measure(spec)) return;
     c.verify("potrf info", info, 0);
     c.verify("‖A−LLᵀ‖₁/(n‖A‖₁ε)", cholesky_residual<T>(a.view(), w.view()), kFactorizationTolerance);
   } else {
     std::vector<T> tau(static_cast<std::size_t>(n));
     spec.body = [&](std::size_t) { info = host::geqrf(n, n, w.data(), w.ld(), tau.data()); };
-    c.measure(spec);
+    if (!c.measure(spec)) return;
     c.verify("geqrf info", info, 0);
     const auto e = qr_residual<T>(a.view(), w.view(), tau.data());
     c.verify("‖A−QR‖₁/(m‖A‖₁ε)", e.factorization, kFactorizationTolerance);
