@@ -4,6 +4,7 @@
 #include "core/bench/runner.hpp"
 #include "core/build_info.hpp"
 #include "core/errors.hpp"
+#include "core/linalg/host_blas.hpp"
 #include "core/report/compare.hpp"
 #include "core/report/render.hpp"
 #include "core/report/report_file.hpp"
@@ -18,6 +19,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace {
 
@@ -63,6 +66,16 @@ std::string magma_range(const std::string& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenBLAS chooses its kernels when it loads, before main; when it fell back to kernels weaker
+  // than this CPU supports, run again with the right OPENBLAS_CORETYPE (once; recorded in reports).
+  if (!std::getenv("OPENBLAS_CORETYPE") && !std::getenv("GPUFACT_OPENBLAS_CORE_FORCED")) {
+    const std::string core = gpufact::host::stronger_openblas_core();
+    if (!core.empty()) {
+      setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+      setenv("GPUFACT_OPENBLAS_CORE_FORCED", "1", 1);
+      execv("/proc/self/exe", argv);  // on failure, go on with OpenBLAS's own choice
+    }
+  }
   CLI::App app{"gpufact: GPU microbenchmarks and the factorizations of four papers, with JSON reports", "gpufact"};
   app.set_version_flag("--version", std::string(GPUFACT_VERSION) + " (" + gpufact::build::git_sha + ")");
   app.require_subcommand(1);

@@ -3,6 +3,8 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -134,11 +136,42 @@ double lansy(char norm, Uplo uplo, std::int64_t n, const T* a, std::int64_t lda)
     return LAPACKE_dlansy(LAPACK_COL_MAJOR, norm, lp(uplo), to_int(n, "n"), a, to_int(lda, "lda"));
 }
 
+namespace {
+int core_rank(std::string core) {
+  for (auto& ch : core) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (core == "skylakex" || core == "cooperlake" || core == "sapphirerapids") return 3;
+  if (core == "haswell" || core == "zen") return 2;
+  if (core == "sandybridge") return 1;
+  return 0;
+}
+}  // namespace
+
+std::string stronger_openblas_core() {
+  __builtin_cpu_init();
+  std::string want;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    want = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    want = "Haswell";
+  else if (__builtin_cpu_supports("avx"))
+    want = "Sandybridge";
+  if (want.empty() || core_rank(want) <= core_rank(openblas_get_corename())) return {};
+  return want;
+}
+
 BlasInfo blas_info() {
   BlasInfo info;
   info.library = "OpenBLAS";
   info.config = openblas_get_config();
   info.core = openblas_get_corename();
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  const char* by_gpufact = std::getenv("GPUFACT_OPENBLAS_CORE_FORCED");
+  info.core_source = !forced ? "detected by OpenBLAS"
+                     : by_gpufact ? std::string("OPENBLAS_CORETYPE=") + forced +
+                                        " set by gpufact: OpenBLAS did not recognise this CPU model; "
+                                        "chosen from its feature flags"
+                                  : std::string("OPENBLAS_CORETYPE=") + forced + " set by the user";
   info.threads = openblas_get_num_threads();
   switch (openblas_get_parallel()) {
     case 0: info.parallel = "sequential"; break;

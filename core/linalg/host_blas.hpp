@@ -47,13 +47,21 @@ template <class T>
 double lansy(char norm, Uplo uplo, std::int64_t n, const T* a, std::int64_t lda);
 
 struct BlasInfo {
-  std::string library;  // "OpenBLAS"
-  std::string config;   // openblas_get_config()
-  std::string core;     // the kernel set OpenBLAS picked for this CPU
+  std::string library;   // "OpenBLAS"
+  std::string config;    // openblas_get_config()
+  std::string core;      // the kernel set in use
+  std::string core_source;  // "detected by OpenBLAS", or why it was forced (OPENBLAS_CORETYPE)
   int threads = 0;
   std::string parallel;  // "sequential", "pthreads" or "OpenMP"
 };
 BlasInfo blas_info();
+
+// OpenBLAS picks its kernels from the CPU model; a model it does not know (new server parts,
+// some VMs) falls back to generic SSE3 kernels, several times slower. This returns the
+// strongest kernel family the CPU's feature flags support (SkylakeX, Haswell, Sandybridge)
+// when it is stronger than the one OpenBLAS chose, to be forced with OPENBLAS_CORETYPE before
+// the library initializes (the driver re-executes itself for that).
+std::string stronger_openblas_core();
 void set_blas_threads(int threads);
 int blas_threads();
 

@@ -121,6 +121,12 @@ std::vector<std::string> environment_differences(const Report& base, const Repor
   check("CPU", host(base, "cpu_model"), host(current, "cpu_model"));
   check("logical CPUs", host(base, "logical_cpus"), host(current, "logical_cpus"));
   check("BLAS threads", blas_threads(base), blas_threads(current));
+  auto blas_core = [](const Report& r) {
+    return r.system.contains("host") && r.system["host"].contains("blas")
+               ? r.system["host"]["blas"].value("core", nlohmann::json())
+               : nlohmann::json();
+  };
+  check("BLAS kernels", blas_core(base), blas_core(current));
   auto build_type = [](const Report& r) {
     return r.meta.contains("build") ? r.meta["build"].value("build_type", nlohmann::json()) : nlohmann::json();
   };

@@ -84,7 +84,7 @@ nlohmann::json host_info() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   h["memory_bytes"] = static_cast<double>(pages) * static_cast<double>(page);
   const auto blas = host::blas_info();
-  h["blas"] = {{"library", blas.library}, {"config", blas.config}, {"core", blas.core},
+  h["blas"] = {{"library", blas.library}, {"config", blas.config}, {"core", blas.core}, {"core_source", blas.core_source},
                {"threads", blas.threads}, {"parallel", blas.parallel}};
   return h;
 }
