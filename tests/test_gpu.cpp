@@ -3,6 +3,7 @@
 // every test reports skipped.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
+#include "kernels/common/block_stream.cuh"
 #include "kernels/common/clock_probe.cuh"
 #include "kernels/common/fill.cuh"
 #include "kernels/memory/copy.cuh"
@@ -11,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -157,6 +160,31 @@ TEST_F(Gpu, RandomWordsAreNonZeroAndMismatchesAreCounted) {
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&mismatches, count.data(), sizeof mismatches, cudaMemcpyDeviceToHost, stream_));
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   EXPECT_EQ(mismatches, 3u);
+}
+
+TEST_F(Gpu, BlockStreamHoldsWorkUntilReleased) {
+  PinnedBuffer<int> flags(2);
+  flags[0] = 0;
+  flags[1] = 0;
+  cudaEvent_t after = nullptr;
+  GPUFACT_CUDA_CHECK(cudaEventCreate(&after));
+  kernels::launch_block_stream(flags.data(), flags.data() + 1, 5'000'000'000ull, stream_);
+  GPUFACT_CUDA_CHECK(cudaEventRecord(after, stream_));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(cudaEventQuery(after), cudaErrorNotReady) << "work behind the hold ran before the release";
+  __atomic_store_n(&flags[0], 1, __ATOMIC_SEQ_CST);
+  GPUFACT_CUDA_CHECK(cudaEventSynchronize(after));
+  EXPECT_EQ(flags[1], 0) << "the hold reported a timeout although it was released";
+  cudaEventDestroy(after);
+}
+
+TEST_F(Gpu, BlockStreamGivesUpAfterItsTimeout) {
+  PinnedBuffer<int> flags(2);
+  flags[0] = 0;
+  flags[1] = 0;
+  kernels::launch_block_stream(flags.data(), flags.data() + 1, 2'000'000ull, stream_);  // 2 ms, never released
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  EXPECT_EQ(flags[1], 1);
 }
 
 TEST_F(Gpu, ClockProbeGivesAPlausibleSmClock) {

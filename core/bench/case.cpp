@@ -5,6 +5,7 @@
 #include "core/cuda/stream.hpp"
 #include "core/linalg/random.hpp"
 #include "core/system/nvml.hpp"
+#include "kernels/common/block_stream.cuh"
 #include "kernels/common/clock_probe.cuh"
 
 #include <benchmark/benchmark.h>
@@ -35,6 +36,7 @@ struct Session::DeviceState {
   DeviceBuffer<std::byte> l2_scrub;
   DeviceBuffer<kernels::ClockProbeSample> probe;
   PinnedBuffer<kernels::ClockProbeSample> probe_host{1};
+  PinnedBuffer<int> hold{2};  // [0] release flag, [1] timed-out flag; device-visible through UVA
 };
 
 Session::Session(SystemInfo system, int device, MeasureOptions options, const std::atomic<bool>* interrupted)
@@ -75,6 +77,17 @@ double Session::probe_sm_clock_mhz(cudaStream_t s) {
   const auto& p = st.probe_host[0];
   return p.nanoseconds ? static_cast<double>(p.cycles) / static_cast<double>(p.nanoseconds) * 1e3 : 0.0;
 }
+
+void Session::hold_stream(cudaStream_t s) {
+  auto& st = device_state();
+  __atomic_store_n(&st.hold[0], 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&st.hold[1], 0, __ATOMIC_SEQ_CST);
+  kernels::launch_block_stream(st.hold.data(), st.hold.data() + 1, 10'000'000'000ull, s);  // 10 s
+}
+
+void Session::release_stream() { __atomic_store_n(&device_state().hold[0], 1, __ATOMIC_SEQ_CST); }
+
+bool Session::hold_timed_out() { return __atomic_load_n(&device_state().hold[1], __ATOMIC_SEQ_CST) != 0; }
 
 // ---------------------------------------------------------------------------------------------
 // Case
@@ -229,10 +242,16 @@ bool Case::measure(const MeasureSpec& spec) {
         if (spec.setup) spec.setup(it);
         if (gpu) {
           if (cold) session_.flush_l2(s);
+          if (!spec.sync) session_.hold_stream(s);
           start->record(s);
           for (int b = 0; b < spec.batch; ++b) spec.body(it);
           stop->record(s);
+          if (!spec.sync) session_.release_stream();
           stop->synchronize();
+          if (!spec.sync && session_.hold_timed_out())
+            throw std::runtime_error("measurement '" + spec.name +
+                                     "': the stream hold timed out; the body waits on the host, so its "
+                                     "MeasureSpec needs sync = true");
           const double t = Event::elapsed_seconds(*start, *stop);
           st.SetIterationTime(t);
           total += t;
@@ -263,6 +282,7 @@ bool Case::measure(const MeasureSpec& spec) {
         }
       }
     } catch (...) {
+      if (gpu) session_.release_stream();
       failure = std::current_exception();
       st.SkipWithError("exception");
     }

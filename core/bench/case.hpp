@@ -48,6 +48,10 @@ class Session {
   cudaStream_t stream();               // one non-blocking stream on the selected device
   void flush_l2(cudaStream_t stream);  // overwrites 2× the L2 size (buffer made on first use)
   double probe_sm_clock_mhz(cudaStream_t stream);  // clock64 cycles over %globaltimer ns
+  // Holds `stream` until release_stream(); see kernels/common/block_stream.cuh.
+  void hold_stream(cudaStream_t stream);
+  void release_stream();  // harmless when nothing is held
+  bool hold_timed_out();  // the last hold gave up before release_stream()
 
  private:
   struct DeviceState;

@@ -30,6 +30,10 @@ struct MeasureSpec {
   double flops = 0;  // per body call: gives a GFLOP/s metric
   double bytes = 0;  // per body call: gives a GB/s metric
   int batch = 1;     // body calls per timed sample, for microsecond kernels (hot cache only)
+  // GPU timer: false (default) holds the stream with a blocking kernel until the whole body is
+  // enqueued, so launch latency is not timed. Set true when the body synchronizes with the host
+  // (blocking copies, host-side panels, library calls that wait): then it is timed as issued.
+  bool sync = false;
 };
 
 }  // namespace gpufact

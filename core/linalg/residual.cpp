@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -104,36 +103,37 @@ double gemm_error(char ta, char tb, MatrixView<const T> a, MatrixView<const T> b
   if ((at ? a.cols : a.rows) != m || (bt ? b.rows : b.cols) != n || (bt ? b.cols : b.rows) != k ||
       c0.rows != m || c0.cols != n)
     throw std::invalid_argument("gemm_error: inconsistent shapes");
-  auto A = [&](std::int64_t i, std::int64_t l) { return static_cast<double>(at ? a(l, i) : a(i, l)); };
-  auto B = [&](std::int64_t l, std::int64_t j) { return static_cast<double>(bt ? b(j, l) : b(l, j)); };
-  std::mt19937_64 gen(0x9e3779b97f4a7c15ull);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  double worst = 0.0;
-  for (int probe = 0; probe < 2; ++probe) {
-    std::vector<double> x(n), bx(k, 0.0), abx(k, 0.0), y(m, 0.0), ref(m, 0.0), bound(m, 0.0);
-    for (auto& v : x) v = dist(gen);
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t l = 0; l < k; ++l) {
-        bx[l] += B(l, j) * x[j];
-        abx[l] += std::abs(B(l, j)) * std::abs(x[j]);
-      }
-    for (std::int64_t l = 0; l < k; ++l)
-      for (std::int64_t i = 0; i < m; ++i) {
-        ref[i] += alpha * A(i, l) * bx[l];
-        bound[i] += std::abs(static_cast<double>(alpha)) * std::abs(A(i, l)) * abx[l];
-      }
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t i = 0; i < m; ++i) {
-        y[i] += static_cast<double>(c(i, j)) * x[j];
-        ref[i] += static_cast<double>(beta) * static_cast<double>(c0(i, j)) * x[j];
-        bound[i] += std::abs(static_cast<double>(beta) * static_cast<double>(c0(i, j)) * x[j]);
-      }
+  if (m == 0 || n == 0) return 0.0;
+  // op(A), op(B) and their absolute values, upcast to double.
+  HostMatrix<double> oa(m, k), ob(k, n), abs_a(m, k), abs_b(k, n), ref(m, n), bound(m, n);
+  for (std::int64_t l = 0; l < k; ++l)
     for (std::int64_t i = 0; i < m; ++i) {
-      const double diff = std::abs(y[i] - ref[i]);
-      if (!std::isfinite(y[i])) return std::numeric_limits<double>::infinity();
-      worst = std::max(worst, scaled(diff, bound[i] * unit_roundoff<T>()));
+      oa(i, l) = static_cast<double>(at ? a(l, i) : a(i, l));
+      abs_a(i, l) = std::abs(oa(i, l));
     }
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t l = 0; l < k; ++l) {
+      ob(l, j) = static_cast<double>(bt ? b(j, l) : b(l, j));
+      abs_b(l, j) = std::abs(ob(l, j));
+    }
+  const double al = static_cast<double>(alpha), be = static_cast<double>(beta);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      ref(i, j) = be * static_cast<double>(c0(i, j));
+      bound(i, j) = std::abs(ref(i, j));
+    }
+  if (k > 0) {
+    host::gemm(Op::N, Op::N, m, n, k, al, oa.data(), oa.ld(), ob.data(), ob.ld(), 1.0, ref.data(), ref.ld());
+    host::gemm(Op::N, Op::N, m, n, k, std::abs(al), abs_a.data(), abs_a.ld(), abs_b.data(), abs_b.ld(), 1.0,
+               bound.data(), bound.ld());
   }
+  double worst = 0.0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) {
+      const double v = static_cast<double>(c(i, j));
+      if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
+      worst = std::max(worst, scaled(std::abs(v - ref(i, j)), bound(i, j) * unit_roundoff<T>()));
+    }
   return worst;
 }
 

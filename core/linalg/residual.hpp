@@ -29,10 +29,11 @@ QrErrors qr_residual(MatrixView<const T> a, MatrixView<const T> qr, const T* tau
 template <class T>
 double orthogonality_error(MatrixView<const T> q);
 
-// GEMM error against the componentwise rounding bound, in units of ε: for random probe vectors x,
-//   max_i |(C x − (α op(A) op(B) x + β C₀ x))_i| / (ε (|α| |op(A)| |op(B)| |x| + |β| |C₀| |x|)_i),
-// evaluated in double (Freivalds' probe: O(n²) work, so it can check every GEMM at every size).
-// Rounding alone keeps it below k + 2; a wrong element pushes it far above. ta/tb are 'N' or 'T'.
+// GEMM error against the componentwise rounding bound, in units of ε:
+//   max_ij |C − (α op(A) op(B) + β C₀)|_ij / (ε (|α| |op(A)| |op(B)| + |β| |C₀|)_ij),
+// with the reference and the bound computed in double precision (two host dgemms). Rounding
+// alone keeps it below k + 2 for any summation order; one element off by a fraction of its bound
+// pushes it far above. ta/tb are 'N' or 'T'. NaN or Inf in C gives +inf.
 template <class T>
 double gemm_error(char ta, char tb, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c0,
                   MatrixView<const T> c, T alpha, T beta);

@@ -1,6 +1,6 @@
 // `gpufact compare`: per performance metric, FAST / SLOW / SAME from the raw samples of two
-// reports. The test: a two-sided Mann-Whitney U test (normal approximation with tie correction)
-// on the per-repetition samples at significance alpha, and a change of the medians beyond
+// reports. The test: a two-sided Mann-Whitney U test on the per-repetition samples (exact for
+// small samples without ties, else the tie-corrected normal approximation) at significance alpha, and a change of the medians beyond
 // threshold. SLOW/FAST need both; otherwise SAME. With fewer than 3 samples a side, or too few
 // for the test ever to reach alpha (3 vs 3: the smallest two-sided p is 0.1), only the threshold
 // is applied.
@@ -21,7 +21,7 @@ std::string to_string(Verdict v);
 
 struct CompareOptions {
   double threshold = 0.05;  // relative change of the median
-  double alpha = 0.01;      // U-test significance level
+  double alpha = 0.05;      // U-test significance level
   bool force = false;       // compare unlike environments
 };
 

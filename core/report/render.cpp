@@ -1,7 +1,9 @@
 #include "core/report/render.hpp"
 
+#include "core/bench/axis.hpp"
 #include "core/report/format.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -58,10 +60,18 @@ void render_markdown(const Report& report, std::ostream& out) {
 
   for (const auto& [artifact, results] : by_artifact(report)) {
     out << "\n## " << artifact << "\n\n";
-    // Columns: axes that appear in any result, then headline metrics by tag.
+    // Columns: axes in the experiment's declaration order, then headline metrics by tag.
     std::vector<std::string> axes, tags;
-    std::map<std::string, std::string> units;
+    std::map<std::string, std::string> units, axis_kinds;
     std::set<std::string> has_published;
+    const std::string& key = results.front()->experiment;
+    if (report.experiments.contains(key) && report.experiments[key].contains("axes"))
+      for (const auto& a : report.experiments[key]["axes"]) {
+        const auto name = a.value("name", "");
+        axis_kinds[name] = a.value("kind", "");
+        if (std::any_of(results.begin(), results.end(), [&](const Result* r) { return r->axes.contains(name); }))
+          axes.push_back(name);
+      }
     for (const auto* r : results) {
       for (const auto& [k, v] : r->axes.items())
         if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
@@ -85,7 +95,16 @@ void render_markdown(const Report& report, std::ostream& out) {
     out << "---|\n";
     for (const auto* r : results) {
       out << "|";
-      for (const auto& a : axes) out << " " << (r->axes.contains(a) ? md_escape(axis_text(r->axes[a])) : "") << " |";
+      for (const auto& a : axes) {
+        std::string cell;
+        if (r->axes.contains(a)) {
+          const auto& v = r->axes[a];
+          cell = axis_kinds[a] == "size" && v.is_number_integer()
+                     ? format_axis_value(AxisSpec{.name = a, .kind = AxisKind::size}, v.get<std::int64_t>())
+                     : axis_text(v);
+        }
+        out << " " << md_escape(cell) << " |";
+      }
       out << " " << to_string(r->status) << " |";
       for (const auto& t : tags) {
         const Metric* m = r->find_metric(t);
