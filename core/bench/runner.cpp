@@ -88,7 +88,9 @@ std::string headline_text(const Result& r) {
   std::string s;
   for (const auto& m : r.metrics) {
     if (!m.headline) continue;
-    s += (s.empty() ? "" : "  ") + m.tag.substr(0, m.tag.find('/')) + " " + format_value(m.value, m.unit);
+    // Measured metrics are named by their measurement ("copy"), derived ones by their whole tag.
+    const std::string name = m.role == MetricRole::derived ? m.tag : m.tag.substr(0, m.tag.find('/'));
+    s += (s.empty() ? "" : "  ") + name + " " + format_value(m.value, m.unit);
     const auto spread = format_spread(m);
     if (!spread.empty()) s += " " + spread;
   }
