@@ -25,7 +25,8 @@ namespace gpufact {
 CacheState cache_state_from(const std::string& s) {
   if (s == "hot") return CacheState::hot;
   if (s == "cold") return CacheState::cold;
-  throw std::invalid_argument("cache must be hot or cold, got '" + s + "'");
+  if (s == "rotate") return CacheState::rotate;
+  throw std::invalid_argument("cache must be hot, cold or rotate, got '" + s + "'");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,9 +12,11 @@
 namespace gpufact {
 
 enum class Timer { gpu_events, host_wall };
-enum class CacheState { hot, cold };
+// hot: inputs as the previous sample left them; cold: L2 overwritten before every sample;
+// rotate: the experiment cycles through rotating input sets (core/bench/rotation.hpp).
+enum class CacheState { hot, cold, rotate };
 
-// "hot" or "cold"; throws std::invalid_argument otherwise.
+// "hot", "cold" or "rotate"; throws std::invalid_argument otherwise.
 CacheState cache_state_from(const std::string& s);
 
 struct MeasureSpec {

@@ -5,6 +5,7 @@
 
 #include "core/bench/case.hpp"
 #include "core/bench/registry.hpp"
+#include "core/bench/rotation.hpp"
 #include "core/cuda/buffer.hpp"
 #include "core/errors.hpp"
 #include "kernels/common/fill.cuh"
@@ -16,47 +17,69 @@
 namespace gpufact::microbench {
 namespace {
 
-void check_copy(Case& c, const DeviceBuffer<std::uint32_t>& src, const DeviceBuffer<std::uint32_t>& dst,
-                DeviceBuffer<unsigned long long>& count, const char* what) {
+// Verifies the first `used` rotation sets (those some sample wrote) word for word.
+void check_copy(Case& c, RotatingBuffers<std::uint32_t>& src, RotatingBuffers<std::uint32_t>& dst,
+                std::size_t used, DeviceBuffer<unsigned long long>& count, const char* what) {
   cudaStream_t s = c.stream();
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
-  kernels::launch_count_mismatches(src.data(), dst.data(), src.size(), count.data(), s);
+  for (std::size_t i = 0; i < std::min(used, src.sets()); ++i)
+    kernels::launch_count_mismatches(src.set(i).data(), dst.set(i).data(), src.set(i).size(), count.data(), s);
   unsigned long long mismatches = 0;
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&mismatches, count.data(), sizeof mismatches, cudaMemcpyDeviceToHost, s));
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
   c.verify(std::string(what) + ": words differing from the source", static_cast<double>(mismatches), 0.0);
 }
 
+void poison(RotatingBuffers<std::uint32_t>& dst, cudaStream_t s) {
+  for (std::size_t i = 0; i < dst.sets(); ++i)
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.set(i).data(), 0xff, dst.set(i).bytes(), s));
+}
+
 void run_copy(Case& c) {
   const auto bytes = static_cast<std::size_t>(c.integer("bytes"));
   const CacheState cache = cache_state_from(c.text("cache"));
-  const std::size_t needed = 2 * bytes + (64u << 20);
+  const std::size_t l2 = c.session().gpu().l2_bytes;
+  // rotate: enough source/destination pairs that no sample finds its data in L2.
+  const std::size_t sets = cache == CacheState::rotate ? rotation_count(2 * bytes, l2) : 1;
+  const std::size_t needed = sets * 2 * bytes + (64u << 20);
   if (needed > device_free_bytes())
     c.skip("needs " + std::to_string(needed >> 20) + " MiB of device memory, " +
            std::to_string(device_free_bytes() >> 20) + " MiB free");
+  if (cache == CacheState::rotate) {
+    c.result().data["rotation_sets"] = sets;
+    c.result().data["rotation_bytes"] = sets * 2 * bytes;
+    if (sets * 2 * bytes <= 2 * l2)
+      c.result().reason = "rotation capped at " + std::to_string(sets) + " sets: samples may still hit L2";
+  }
   cudaStream_t s = c.stream();
   const std::size_t words = bytes / 4;
-  DeviceBuffer<std::uint32_t> src(words), dst(words);
+  RotatingBuffers<std::uint32_t> src(words, sets), dst(words, sets);
   DeviceBuffer<unsigned long long> count(1);
-  kernels::launch_fill_random_words(src.data(), words, c.seed(), s);
+  for (std::size_t i = 0; i < sets; ++i) kernels::launch_fill_random_words(src.set(i).data(), words, c.seed() + i, s);
 
+  std::size_t used = 0;
   MeasureSpec copy;
   copy.name = "copy";
   copy.label = "copy kernel";
-  copy.cache = cache;
+  copy.cache = cache == CacheState::cold ? CacheState::cold : CacheState::hot;
   copy.bytes = 2.0 * static_cast<double>(bytes);
-  copy.body = [&](std::size_t) { kernels::launch_copy(src.data(), dst.data(), bytes, s); };
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.data(), 0xff, bytes, s));  // poison
-  if (c.measure(copy)) check_copy(c, src, dst, count, "copy kernel");
+  copy.body = [&](std::size_t it) {
+    used = std::max(used, it + 1);
+    kernels::launch_copy(src.at(it), dst.at(it), bytes, s);
+  };
+  poison(dst, s);
+  if (c.measure(copy)) check_copy(c, src, dst, used, count, "copy kernel");
 
   MeasureSpec memcpy = copy;
   memcpy.name = "memcpy";
   memcpy.label = "cudaMemcpyAsync D2D";
-  memcpy.body = [&](std::size_t) {
-    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  memcpy.body = [&](std::size_t it) {
+    used = std::max(used, it + 1);
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dst.at(it), src.at(it), bytes, cudaMemcpyDeviceToDevice, s));
   };
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.data(), 0xff, bytes, s));
-  if (c.measure(memcpy)) check_copy(c, src, dst, count, "cudaMemcpyAsync");
+  used = 0;
+  poison(dst, s);
+  if (c.measure(memcpy)) check_copy(c, src, dst, used, count, "cudaMemcpyAsync");
 
   const Metric* k = c.result().find_metric("copy/bandwidth");
   const Metric* m = c.result().find_metric("memcpy/bandwidth");
@@ -122,12 +145,14 @@ void register_bandwidth(Registry& registry) {
   Experiment e;
   e.key = "volkov08.bandwidth";
   e.artifact = "volkov08.bandwidth";
-  e.title = "Device copy bandwidth vs size (bytes read + written), hot and cold L2, vs cudaMemcpy";
+  e.title = "Device copy bandwidth vs size (bytes read + written), hot/cold/rotating inputs, vs cudaMemcpy";
   e.axes = {
       {.name = "bytes", .kind = AxisKind::size, .help = "bytes copied (multiple of 4)",
        .defaults = "1M,16M,256M,1G", .quick = "4M,64M,1G", .full = "4K:4G:*4", .min = 4},
-      {.name = "cache", .kind = AxisKind::text, .help = "hot: as left by the last run; cold: L2 flushed per sample",
-       .defaults = "hot,cold", .choices = {"hot", "cold"}},
+      {.name = "cache", .kind = AxisKind::text,
+       .help = "hot: as the last sample left it; cold: L2 flushed per sample; rotate: cycle through buffer "
+               "pairs totalling > 2 × L2",
+       .defaults = "hot,cold,rotate", .quick = "hot,cold", .choices = {"hot", "cold", "rotate"}},
   };
   e.needs.gpus = 1;
   e.validate = [](const AxisPoint& p) {

@@ -222,5 +222,32 @@ sys.exit(0 if ran == {"gemm"} and statuses["gemm"] == "passed" and statuses["get
     fail "--benchmark_filter=gemm did not measure exactly the gemm cases"
   fi
 
+# --- Ctrl-C keeps what finished -----------------------------------------------------------------
+# A long run interrupted by SIGINT exits 130 and leaves a valid report marked incomplete with
+# every result that had finished.
+checks=$((checks + 1))
+rm -f "$tmp/interrupted.json"
+"$gpufact" bench --preset ci host.blas -a n=300 --niter 200 --min-time 0.02 -o "$tmp/interrupted.json" \
+  >"$out" 2>"$err" &
+pid=$!
+for _ in $(seq 100); do  # wait until at least one result is on disk (at most 10 s)
+  if [ -s "$tmp/interrupted.json" ] && "$python" -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["results"] else 1)' "$tmp/interrupted.json" 2>/dev/null; then
+    break
+  fi
+  sleep 0.1
+done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" -ne 130 ]; then
+  fail "SIGINT: expected exit 130, got $rc"
+elif ! "$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+done = [x for x in r["results"] if x["status"] == "passed"]
+sys.exit(0 if r["meta"]["complete"] is False and r["meta"].get("note") == "interrupted" and done else 1)' "$tmp/interrupted.json"; then
+  fail "SIGINT: the report is not marked interrupted or lost the finished results"
+fi
+
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]
