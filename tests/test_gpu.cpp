@@ -16,6 +16,7 @@
 #include <thread>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,9 +48,9 @@ class Gpu : public ::testing::Test {
 // Copies `bytes` random bytes from src + src_offset to dst + dst_offset (both buffers poisoned
 // around the target) and checks every byte inside and the guard bytes outside.
 void check_copy(std::size_t bytes, std::size_t src_offset, std::size_t dst_offset, cudaStream_t stream,
-                int blocks_per_sm = 0) {
+                const std::string& variant = "u4") {
   SCOPED_TRACE("bytes=" + std::to_string(bytes) + " src+" + std::to_string(src_offset) + " dst+" +
-               std::to_string(dst_offset) + " blocks_per_sm=" + std::to_string(blocks_per_sm));
+               std::to_string(dst_offset) + " variant=" + variant);
   constexpr std::size_t guard = 64;
   const std::size_t total = bytes + 2 * guard;
   DeviceBuffer<unsigned char> src(total), dst(total);  // cudaMalloc: 256-byte aligned
@@ -61,7 +62,8 @@ void check_copy(std::size_t bytes, std::size_t src_offset, std::size_t dst_offse
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(src.data() + src_offset, host.data(), bytes, cudaMemcpyHostToDevice, stream));
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.data(), kPoison, total, stream));
 
-  kernels::launch_copy(src.data() + src_offset, dst.data() + dst_offset, bytes, stream, blocks_per_sm);
+  kernels::launch_copy(src.data() + src_offset, dst.data() + dst_offset, bytes, stream,
+                       kernels::parse_stream_config(variant));
 
   std::vector<unsigned char> out(total);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(out.data(), dst.data(), total, cudaMemcpyDeviceToHost, stream));
@@ -91,10 +93,69 @@ TEST_F(Gpu, CopyIsExactFromAndToMisalignedPointers) {
     }
 }
 
-TEST_F(Gpu, CopyWithFewBlocksStillCoversEverything) {
-  // One block per SM: every block loops over many chunks.
-  check_copy((std::size_t{16} << 20) + 4, 0, 0, stream_, 1);
-  check_copy((std::size_t{4} << 20) + 8, 3, 5, stream_, 1);
+constexpr const char* kVariants[] = {"u1",      "u2",      "u4",      "u8",         "u4-cs",     "u8-cs",
+                                     "u1-full", "u2-full", "u4-full", "u8-full", "u4-cs-full", "u8-cs-full"};
+
+TEST_F(Gpu, EveryStreamVariantCopiesExactly) {
+  // Sizes that leave partial chunks and waves; equal misalignment takes the peeled path.
+  for (const char* v : kVariants) {
+    check_copy((std::size_t{16} << 20) + 4, 0, 0, stream_, v);
+    check_copy((std::size_t{4} << 20) + 8, 3, 3, stream_, v);
+    check_copy(1000, 5, 5, stream_, v);
+  }
+}
+
+TEST_F(Gpu, ReadChecksumAndWritePatternMatchTheHost) {
+  constexpr std::size_t bytes = (std::size_t{3} << 20) + 7;
+  DeviceBuffer<unsigned char> buf(bytes + 128);
+  DeviceBuffer<unsigned> checksum(1);
+  DeviceBuffer<unsigned long long> count(1);
+  for (const char* v : kVariants)
+    for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{6}, std::size_t{127}}) {
+      SCOPED_TRACE(std::string(v) + " offset " + std::to_string(off));
+      const unsigned seed = 17u + static_cast<unsigned>(off);
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(buf.data(), 0xff, bytes + 128, stream_));
+      kernels::launch_write(buf.data() + off, bytes, seed, stream_, kernels::parse_stream_config(v));
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), stream_));
+      kernels::launch_count_pattern_mismatches(buf.data() + off, bytes, seed, count.data(), stream_);
+      std::vector<unsigned char> host(bytes + 128);
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(host.data(), buf.data(), bytes + 128, cudaMemcpyDeviceToHost, stream_));
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(checksum.data(), 0, sizeof(unsigned), stream_));
+      kernels::launch_read(buf.data() + off, bytes, checksum.data(), stream_, kernels::parse_stream_config(v));
+      unsigned long long wrong = 1;
+      unsigned got = 0;
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&wrong, count.data(), sizeof wrong, cudaMemcpyDeviceToHost, stream_));
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&got, checksum.data(), sizeof got, cudaMemcpyDeviceToHost, stream_));
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      EXPECT_EQ(wrong, 0u);
+      for (std::size_t j = 0; j < bytes; ++j)
+        ASSERT_EQ(host[off + j], static_cast<unsigned char>((j * 131u + seed) & 0xffu)) << "byte " << j;
+      for (std::size_t j = 0; j < off; ++j) ASSERT_EQ(host[j], 0xff) << "wrote before the region";
+      for (std::size_t j = off + bytes; j < bytes + 128; ++j) ASSERT_EQ(host[j], 0xff) << "wrote past the region";
+      // XOR of the 4-byte aligned words inside the region, from the host copy.
+      const auto base = reinterpret_cast<std::uintptr_t>(buf.data());
+      const std::uintptr_t first = (base + off + 3) / 4 * 4, end = (base + off + bytes) / 4 * 4;
+      unsigned want = 0;
+      for (std::uintptr_t a = first; a < end; a += 4) {
+        unsigned w = 0;
+        std::memcpy(&w, host.data() + (a - base), 4);
+        want ^= w;
+      }
+      EXPECT_EQ(got, want);
+    }
+}
+
+TEST_F(Gpu, StridedCopyTouchesOnlyItsWords) {
+  constexpr std::size_t n = 1000, stride = 8;
+  DeviceBuffer<std::uint32_t> src(n * stride), dst(n * stride);
+  kernels::launch_fill_random_words(src.data(), n * stride, 99, stream_);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.data(), 0, n * stride * 4, stream_));
+  kernels::launch_copy_strided(src.data(), dst.data(), n, stride, stream_);
+  std::vector<std::uint32_t> a(n * stride), b(n * stride);
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(a.data(), src.data(), n * stride * 4, cudaMemcpyDeviceToHost, stream_));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(b.data(), dst.data(), n * stride * 4, cudaMemcpyDeviceToHost, stream_));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  for (std::size_t i = 0; i < n * stride; ++i) ASSERT_EQ(b[i], i % stride == 0 ? a[i] : 0u) << i;
 }
 
 TEST_F(Gpu, CopyOfZeroBytesDoesNothing) { check_copy(0, 0, 0, stream_); }

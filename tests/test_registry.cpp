@@ -61,9 +61,15 @@ TEST(Catalog, KeysAreUniqueAndEveryExperimentIsComplete) {
       EXPECT_TRUE(axis_names.insert(a.name).second) << "duplicate axis";
       EXPECT_FALSE(a.help.empty());
       EXPECT_FALSE(parse_axis_values(a, a.defaults).empty());
-      if (!a.quick.empty()) EXPECT_FALSE(parse_axis_values(a, a.quick).empty());
-      if (!a.full.empty()) EXPECT_FALSE(parse_axis_values(a, a.full).empty());
-      if (a.kind == AxisKind::text) EXPECT_FALSE(a.choices.empty()) << "text axes list their choices";
+      if (!a.quick.empty()) {
+        EXPECT_FALSE(parse_axis_values(a, a.quick).empty());
+      }
+      if (!a.full.empty()) {
+        EXPECT_FALSE(parse_axis_values(a, a.full).empty());
+      }
+      if (a.kind == AxisKind::text) {
+        EXPECT_FALSE(a.choices.empty()) << "text axes list their choices";
+      }
     }
     for (const auto& p : e.plots) {
       EXPECT_NE(e.axis(p.x), nullptr) << "plot x axis " << p.x;

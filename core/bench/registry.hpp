@@ -45,6 +45,9 @@ struct Experiment {
   Requirements needs;
   std::function<void(Case&)> run;                      // one point of the parameter space
   std::function<void(const AxisPoint&)> validate;      // optional: reject bad points before any work
+  // Optional: false for combinations of axis values that do not exist (a read-only run has no
+  // copy stride); they are left out of the plan rather than reported as skipped.
+  std::function<bool(const AxisPoint&)> applies;
   std::function<void(Summary&)> summarize;             // optional: derived results from the finished ones
   std::vector<PlotSpec> plots;
 

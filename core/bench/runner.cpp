@@ -77,6 +77,8 @@ std::vector<Plan> make_plan(const Registry& registry, const BenchRequest& req, c
       values.push_back(parse_axis_values(a, text));
     }
     Plan p{e, cartesian_product(e->axes, values)};
+    if (e->applies)
+      std::erase_if(p.points, [&](const AxisPoint& pt) { return !e->applies(pt); });
     if (e->validate)
       for (const auto& pt : p.points) e->validate(pt);
     plans.push_back(std::move(p));

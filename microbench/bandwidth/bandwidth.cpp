@@ -1,86 +1,193 @@
-// volkov08.bandwidth (volkov08 §3.7), first form: device-to-device copy bandwidth vs size, hot
-// and cold L2, counting bytes read plus written, against cudaMemcpyAsync in the same run and
-// the datasheet rate.
+// volkov08.bandwidth (volkov08 §3.7): device memory bandwidth of copy, read-only and write-only
+// streams vs size; aligned and misaligned by 1…127 bytes (with the paper's fix — peel the head,
+// stream the aligned body — against the naive byte-wise code); strided copies (the paper's
+// 2^18-word case at strides 1, 8, 512) beside cublasScopy; hot, cold and rotating inputs. GB/s
+// count bytes read plus written; cudaMemcpyAsync runs beside every contiguous copy.
 #include "microbench/bandwidth/bandwidth.hpp"
 
 #include "core/bench/case.hpp"
 #include "core/bench/registry.hpp"
 #include "core/bench/rotation.hpp"
 #include "core/cuda/buffer.hpp"
+#include "core/cuda/handles.hpp"
 #include "core/errors.hpp"
 #include "kernels/common/fill.cuh"
 #include "kernels/memory/copy.cuh"
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
 
 namespace gpufact::microbench {
 namespace {
 
-// Verifies the first `used` rotation sets (those some sample wrote) word for word.
-void check_copy(Case& c, RotatingBuffers<std::uint32_t>& src, RotatingBuffers<std::uint32_t>& dst,
-                std::size_t used, DeviceBuffer<unsigned long long>& count, const char* what) {
-  cudaStream_t s = c.stream();
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
-  for (std::size_t i = 0; i < std::min(used, src.sets()); ++i)
-    kernels::launch_count_mismatches(src.set(i).data(), dst.set(i).data(), src.set(i).size(), count.data(), s);
-  unsigned long long mismatches = 0;
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&mismatches, count.data(), sizeof mismatches, cudaMemcpyDeviceToHost, s));
+unsigned long long read_count(DeviceBuffer<unsigned long long>& count, cudaStream_t s) {
+  unsigned long long v = 0;
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&v, count.data(), sizeof v, cudaMemcpyDeviceToHost, s));
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  c.verify(std::string(what) + ": words differing from the source", static_cast<double>(mismatches), 0.0);
+  return v;
 }
 
-void poison(RotatingBuffers<std::uint32_t>& dst, cudaStream_t s) {
-  for (std::size_t i = 0; i < dst.sets(); ++i)
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.set(i).data(), 0xff, dst.set(i).bytes(), s));
+// XOR of the 4-byte aligned words of [base + offset, base + offset + bytes) when byte j of the
+// region holds (j * 131 + seed) & 0xff — what launch_read must produce — computed on the host.
+unsigned expected_checksum(std::uintptr_t base_address, std::size_t offset, std::size_t bytes, unsigned seed) {
+  const std::uintptr_t start = base_address + offset;
+  const std::uintptr_t first = (start + 3) / 4 * 4, end = (start + bytes) / 4 * 4;
+  unsigned x = 0;
+  for (std::uintptr_t a = first; a < end; a += 4) {
+    unsigned w = 0;
+    for (unsigned k = 0; k < 4; ++k) w |= (static_cast<unsigned>(((a + k - start) * 131u + seed) & 0xffu)) << (8 * k);
+    x ^= w;
+  }
+  return x;
 }
 
-void run_copy(Case& c) {
+struct Buffers {
+  RotatingBuffers<std::byte> src, dst;
+};
+
+void run_stream(Case& c) {
+  const std::string& op = c.text("op");
   const auto bytes = static_cast<std::size_t>(c.integer("bytes"));
+  const auto offset = static_cast<std::size_t>(c.integer("offset"));
+  const auto stride = static_cast<std::size_t>(c.integer("stride"));
   const CacheState cache = cache_state_from(c.text("cache"));
+  const kernels::StreamConfig config = kernels::parse_stream_config(c.text("variant"));
   const std::size_t l2 = c.session().gpu().l2_bytes;
-  // rotate: enough source/destination pairs that no sample finds its data in L2.
-  const std::size_t sets = cache == CacheState::rotate ? rotation_count(2 * bytes, l2) : 1;
-  const std::size_t needed = sets * 2 * bytes + (64u << 20);
+  const std::size_t footprint = offset + bytes * stride;  // per buffer
+  const std::size_t per_set = (op == "read" || op == "write" ? 1 : 2) * footprint;
+  const std::size_t sets = cache == CacheState::rotate ? rotation_count(per_set, l2) : 1;
+  const std::size_t needed = sets * per_set + (256u << 20);
   if (needed > device_free_bytes())
     c.skip("needs " + std::to_string(needed >> 20) + " MiB of device memory, " +
            std::to_string(device_free_bytes() >> 20) + " MiB free");
   if (cache == CacheState::rotate) {
     c.result().data["rotation_sets"] = sets;
-    c.result().data["rotation_bytes"] = sets * 2 * bytes;
-    if (sets * 2 * bytes <= 2 * l2)
+    c.result().data["rotation_bytes"] = sets * per_set;
+    if (sets * per_set <= 2 * l2)
       c.result().reason = "rotation capped at " + std::to_string(sets) + " sets: samples may still hit L2";
   }
+
   cudaStream_t s = c.stream();
-  const std::size_t words = bytes / 4;
-  RotatingBuffers<std::uint32_t> src(words, sets), dst(words, sets);
+  const auto seed = static_cast<unsigned>(c.seed());
+  const bool needs_src = op != "write", needs_dst = op != "read";
+  RotatingBuffers<std::byte> src(needs_src ? footprint : 0, sets), dst(needs_dst ? footprint : 0, sets);
   DeviceBuffer<unsigned long long> count(1);
-  for (std::size_t i = 0; i < sets; ++i) kernels::launch_fill_random_words(src.set(i).data(), words, c.seed() + i, s);
-
-  std::size_t used = 0;
-  MeasureSpec copy;
-  copy.name = "copy";
-  copy.label = "copy kernel";
-  copy.cache = cache == CacheState::cold ? CacheState::cold : CacheState::hot;
-  copy.bytes = 2.0 * static_cast<double>(bytes);
-  copy.body = [&](std::size_t it) {
-    used = std::max(used, it + 1);
-    kernels::launch_copy(src.at(it), dst.at(it), bytes, s);
+  DeviceBuffer<unsigned> checksum(1);
+  for (std::size_t i = 0; i < sets && needs_src; ++i) {
+    if (stride == 1)
+      kernels::launch_write(src.set(i).data() + offset, bytes, seed, s);  // the pattern the checks expect
+    else
+      kernels::launch_fill_random_words(reinterpret_cast<std::uint32_t*>(src.set(i).data()), footprint / 4,
+                                        c.seed() + i, s);
+  }
+  auto poison = [&] {
+    for (std::size_t i = 0; i < sets && needs_dst; ++i)
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(dst.set(i).data(), 0xff, footprint, s));
   };
-  poison(dst, s);
-  if (c.measure(copy)) check_copy(c, src, dst, used, count, "copy kernel");
-
-  MeasureSpec memcpy = copy;
-  memcpy.name = "memcpy";
-  memcpy.label = "cudaMemcpyAsync D2D";
-  memcpy.body = [&](std::size_t it) {
-    used = std::max(used, it + 1);
-    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dst.at(it), src.at(it), bytes, cudaMemcpyDeviceToDevice, s));
+  std::size_t used = 0;  // rotation sets some sample touched: those are verified
+  auto check_pattern = [&](const std::string& what) {
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
+    for (std::size_t i = 0; i < std::min(used, sets); ++i)
+      kernels::launch_count_pattern_mismatches(dst.set(i).data() + offset, bytes, seed, count.data(), s);
+    c.verify(what + ": bytes differing from the expected data", static_cast<double>(read_count(count, s)), 0.0);
   };
-  used = 0;
-  poison(dst, s);
-  if (c.measure(memcpy)) check_copy(c, src, dst, used, count, "cudaMemcpyAsync");
 
+  MeasureSpec spec;
+  spec.cache = cache == CacheState::cold ? CacheState::cold : CacheState::hot;
+  spec.bytes = static_cast<double>((op == "copy" ? 2 : 1) * bytes);
+
+  if (op == "copy" && stride > 1) {
+    // volkov08 §3.7: one 32-bit word per thread at the given stride; GB/s of useful bytes.
+    const std::size_t n = bytes / 4;
+    auto check_strided = [&](const std::string& what) {
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, sizeof(unsigned long long), s));
+      for (std::size_t i = 0; i < std::min(used, sets); ++i)
+        kernels::launch_count_strided_mismatches(reinterpret_cast<const std::uint32_t*>(src.set(i).data()),
+                                                 reinterpret_cast<const std::uint32_t*>(dst.set(i).data()), n, stride,
+                                                 count.data(), s);
+      c.verify(what + ": strided words differing from the source", static_cast<double>(read_count(count, s)), 0.0);
+    };
+    spec.name = "strided";
+    spec.label = "strided copy kernel";
+    spec.body = [&](std::size_t it) {
+      used = std::max(used, it + 1);
+      kernels::launch_copy_strided(reinterpret_cast<const std::uint32_t*>(src.at(it)),
+                                   reinterpret_cast<std::uint32_t*>(dst.at(it)), n, stride, s);
+    };
+    poison();
+    if (c.measure(spec)) check_strided("strided copy");
+    CublasHandle blas(s);
+    spec.name = "cublas";
+    spec.label = "cublasScopy";
+    spec.body = [&](std::size_t it) {
+      used = std::max(used, it + 1);
+      GPUFACT_CUBLAS_CHECK(cublasScopy(blas, static_cast<int>(n), reinterpret_cast<const float*>(src.at(it)),
+                                       static_cast<int>(stride), reinterpret_cast<float*>(dst.at(it)),
+                                       static_cast<int>(stride)));
+    };
+    used = 0;
+    poison();
+    if (c.measure(spec)) check_strided("cublasScopy");
+    return;
+  }
+
+  if (op == "read") {
+    spec.name = "read";
+    spec.label = "read kernel";
+    spec.setup = [&](std::size_t) { GPUFACT_CUDA_CHECK(cudaMemsetAsync(checksum.data(), 0, sizeof(unsigned), s)); };
+    std::size_t last = 0;
+    spec.body = [&](std::size_t it) {
+      last = it;
+      kernels::launch_read(src.at(it) + offset, bytes, checksum.data(), s, config);
+    };
+    if (c.measure(spec)) {
+      unsigned got = 0;
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&got, checksum.data(), sizeof got, cudaMemcpyDeviceToHost, s));
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+      const unsigned want =
+          expected_checksum(reinterpret_cast<std::uintptr_t>(src.at(last)), offset, bytes, seed);
+      c.verify("read kernel: XOR checksum differs from the host's", got == want ? 0.0 : 1.0, 0.0);
+    }
+    return;
+  }
+
+  if (op == "write") {
+    spec.name = "write";
+    spec.label = "write kernel";
+    spec.body = [&](std::size_t it) {
+      used = std::max(used, it + 1);
+      kernels::launch_write(dst.at(it) + offset, bytes, seed, s, config);
+    };
+    poison();
+    if (c.measure(spec)) check_pattern("write kernel");
+    return;
+  }
+
+  // Contiguous copy: ours, cudaMemcpyAsync, and on misaligned data the naive byte-wise code.
+  auto copy_with = [&](const char* name, const char* label, auto&& launch) {
+    spec.name = name;
+    spec.label = label;
+    spec.body = [&](std::size_t it) {
+      used = std::max(used, it + 1);
+      launch(src.at(it) + offset, dst.at(it) + offset);
+    };
+    used = 0;
+    poison();
+    if (c.measure(spec)) check_pattern(label);
+  };
+  copy_with("copy", "copy kernel", [&](const std::byte* from, std::byte* to) {
+    kernels::launch_copy(from, to, bytes, s, config);
+  });
+  copy_with("memcpy", "cudaMemcpyAsync D2D", [&](const std::byte* from, std::byte* to) {
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  if (offset % 16 != 0)
+    copy_with("bytewise", "byte-wise copy (no peeling)", [&](const std::byte* from, std::byte* to) {
+      kernels::launch_copy_bytewise(from, to, bytes, s);
+    });
   const Metric* k = c.result().find_metric("copy/bandwidth");
   const Metric* m = c.result().find_metric("memcpy/bandwidth");
   if (k && m && m->value > 0)
@@ -88,53 +195,75 @@ void run_copy(Case& c) {
                   .value = 100.0 * k->value / m->value, .higher_is_better = true, .role = MetricRole::derived});
 }
 
-// Best rates over sizes whose source alone exceeds twice the L2 (DRAM, whatever the cache
-// state) and, separately, over all sizes (hot small sizes run from L2).
+Metric derived(std::string tag, std::string name, std::string unit, double v, bool headline = true) {
+  return Metric{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v,
+                .higher_is_better = true, .headline = headline, .role = MetricRole::derived};
+}
+
+// Best DRAM rates (contiguous, aligned, sizes > 2 × L2) per stream and against cudaMemcpy and
+// the datasheet; the misalignment penalty; strided effective rates.
 void summarize(Summary& s) {
   const double l2 = static_cast<double>(s.session().gpu().l2_bytes);
-  double dram_copy = 0, dram_memcpy = 0, any_copy = 0, any_memcpy = 0;
+  const double datasheet = s.session().gpu().datasheet_bandwidth_gbs();
+  std::map<std::string, double> best_dram, best_any;
+  double copy_vs_memcpy = 0;
+  nlohmann::json misaligned = nlohmann::json::array(), strided = nlohmann::json::array();
+  std::map<std::tuple<std::string, double, std::string, std::string>, double> aligned;  // (op, bytes, cache, variant)
   for (const auto& r : s.results()) {
     if (r.status != Status::passed) continue;
-    const bool dram = r.axes.value("bytes", 0.0) >= 2 * l2;
-    if (const auto* m = r.find_metric("copy/bandwidth")) {
-      any_copy = std::max(any_copy, m->value);
-      if (dram) dram_copy = std::max(dram_copy, m->value);
+    const auto& a = r.axes;
+    const bool plain = a.value("offset", 0) == 0 && a.value("stride", 1) == 1;
+    const bool dram = a.value("bytes", 0.0) > 2 * l2;
+    for (const char* tag : {"copy", "memcpy", "read", "write"}) {
+      const auto* m = r.find_metric(std::string(tag) + "/bandwidth");
+      if (!m || !plain) continue;
+      best_any[tag] = std::max(best_any[tag], m->value);
+      if (dram) best_dram[tag] = std::max(best_dram[tag], m->value);
+      if (std::string(tag) != "memcpy")
+        aligned[{a.value("op", ""), a.value("bytes", 0.0), a.value("cache", ""), a.value("variant", "")}] = m->value;
     }
-    if (const auto* m = r.find_metric("memcpy/bandwidth")) {
-      any_memcpy = std::max(any_memcpy, m->value);
-      if (dram) dram_memcpy = std::max(dram_memcpy, m->value);
+    if (dram && plain)
+      if (const auto* v = r.find_metric("copy/vs_memcpy")) copy_vs_memcpy = std::max(copy_vs_memcpy, v->value);
+    if (const auto* m = r.find_metric("strided/bandwidth")) {
+      const auto* b = r.find_metric("cublas/bandwidth");
+      strided.push_back({{"axes", a}, {"kernel_gbs", m->value}, {"cublas_gbs", b ? b->value : 0.0}});
     }
   }
-  if (any_copy == 0 || any_memcpy == 0) return;
+  for (const auto& r : s.results()) {
+    const auto& a = r.axes;
+    if (r.status != Status::passed || a.value("offset", 0) == 0) continue;
+    const std::string op = a.value("op", "");
+    auto it = aligned.find({op, a.value("bytes", 0.0), a.value("cache", ""), a.value("variant", "")});
+    const auto* m = r.find_metric(op + "/bandwidth");
+    if (it == aligned.end() || !m) continue;
+    nlohmann::json row = {{"axes", a}, {"gbs", m->value}, {"percent_of_aligned", 100 * m->value / it->second}};
+    if (const auto* naive = r.find_metric("bytewise/bandwidth"))
+      row["bytewise_percent_of_aligned"] = 100 * naive->value / it->second;
+    misaligned.push_back(row);
+  }
+  if (best_any.empty() && strided.empty()) return;
   Result d;
   d.experiment = "volkov08.bandwidth";
   d.artifact = "volkov08.bandwidth summary";
   d.status = Status::passed;
   d.device = s.session().device();
-  const double datasheet = s.session().gpu().datasheet_bandwidth_gbs();
-  auto derived = [](std::string tag, std::string name, std::string unit, double v) {
-    return Metric{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v,
-                  .higher_is_better = true, .headline = true, .role = MetricRole::derived};
-  };
-  if (dram_copy > 0 && dram_memcpy > 0) {
-    d.metrics.push_back(derived("dram/copy", "best copy kernel, sizes > 2 × L2", "GB/s", dram_copy));
-    d.metrics.push_back(derived("dram/memcpy", "best cudaMemcpy, sizes > 2 × L2", "GB/s", dram_memcpy));
-    d.metrics.push_back(derived("dram/copy_vs_memcpy", "copy kernel / cudaMemcpy (DRAM)", "%",
-                                100 * dram_copy / dram_memcpy));
-    d.metrics.push_back(derived("dram/vs_datasheet", "best DRAM copy / datasheet", "%",
-                                100 * std::max(dram_copy, dram_memcpy) / datasheet));
-  } else {
-    d.reason = "no size exceeded 2 × L2: no DRAM figure";
+  double best = 0;
+  for (const auto& [op, v] : best_dram) {
+    d.metrics.push_back(derived("dram/" + op, "best " + op + ", sizes > 2 × L2", "GB/s", v));
+    best = std::max(best, v);
   }
-  d.metrics.push_back(derived("any/copy", "best copy kernel, any size (hot small sizes hit L2)", "GB/s", any_copy));
-  d.metrics.push_back(derived("any/memcpy", "best cudaMemcpy, any size", "GB/s", any_memcpy));
-  d.metrics.push_back(derived("datasheet", "datasheet DRAM bandwidth (2 × clock × bus width)", "GB/s", datasheet));
-  const double best = std::max(any_copy, any_memcpy);
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : s.results())
-    if (const auto* m = r.find_metric("copy/bandwidth"))
-      rows.push_back({{"axes", r.axes}, {"copy_gbs", m->value}, {"percent_of_best", 100 * m->value / best}});
-  d.data["percent_of_best_measured"] = rows;
+  if (copy_vs_memcpy > 0)
+    d.metrics.push_back(derived("dram/copy_vs_memcpy", "copy kernel / cudaMemcpy, same sizes (> 2 × L2)", "%",
+                                copy_vs_memcpy));
+  if (best > 0)
+    d.metrics.push_back(derived("dram/best_vs_datasheet", "best DRAM stream / datasheet", "%", 100 * best / datasheet));
+  else
+    d.reason = "no contiguous aligned size exceeded 2 × L2: no DRAM figure";
+  for (const auto& [op, v] : best_any)
+    d.metrics.push_back(derived("any/" + op, "best " + op + ", any size (hot small sizes hit L2)", "GB/s", v, false));
+  d.metrics.push_back(derived("datasheet", "datasheet DRAM bandwidth (2 × clock × bus width)", "GB/s", datasheet, false));
+  d.data["misaligned"] = misaligned;
+  d.data["strided"] = strided;
   d.data["l2_bytes"] = l2;
   s.add(std::move(d));
 }
@@ -145,24 +274,42 @@ void register_bandwidth(Registry& registry) {
   Experiment e;
   e.key = "volkov08.bandwidth";
   e.artifact = "volkov08.bandwidth";
-  e.title = "Device copy bandwidth vs size (bytes read + written), hot/cold/rotating inputs, vs cudaMemcpy";
+  e.title = "Device memory bandwidth: copy/read/write vs size, misaligned, strided; hot/cold/rotating; vs cudaMemcpy";
   e.axes = {
-      {.name = "bytes", .kind = AxisKind::size, .help = "bytes copied (multiple of 4)",
-       .defaults = "1M,16M,256M,1G", .quick = "4M,64M,1G", .full = "4K:4G:*4", .min = 4},
+      {.name = "op", .kind = AxisKind::text, .help = "copy (reads + writes), read-only, write-only",
+       .defaults = "copy,read,write", .choices = {"copy", "read", "write"}},
+      {.name = "bytes", .kind = AxisKind::size, .help = "useful bytes per stream (multiple of 4)",
+       .defaults = "1M,16M,256M,1G", .quick = "1M,1G", .full = "4K:4G:*16", .min = 4},
+      {.name = "offset", .kind = AxisKind::integer, .help = "misalignment of the pointers in bytes (contiguous only)",
+       .defaults = "0,1", .quick = "0,1", .full = "0,1,16,127", .min = 0, .max = 127},
+      {.name = "stride", .kind = AxisKind::integer,
+       .help = "copy stride in 32-bit words; 1 = contiguous (volkov08 §3.7: 1, 8, 512)", .defaults = "1,8,512",
+       .quick = "1,512", .min = 1, .max = 1 << 20},
       {.name = "cache", .kind = AxisKind::text,
-       .help = "hot: as the last sample left it; cold: L2 flushed per sample; rotate: cycle through buffer "
-               "pairs totalling > 2 × L2",
-       .defaults = "hot,cold,rotate", .quick = "hot,cold", .choices = {"hot", "cold", "rotate"}},
+       .help = "hot: as the last sample left it; cold: L2 flushed per sample; rotate: cycle through buffers "
+               "totalling > 2 × L2",
+       .defaults = "hot,cold,rotate", .quick = "cold", .full = "hot,cold", .choices = {"hot", "cold", "rotate"}},
+      {.name = "variant", .kind = AxisKind::text,
+       .help = "stream kernel shape: 16-byte vectors in flight per thread (uN), streaming hints (-cs), one block "
+               "per chunk (-full) instead of one resident wave",
+       .defaults = "u4",
+       .choices = {"u1", "u2", "u4", "u8", "u4-cs", "u8-cs", "u1-full", "u2-full", "u4-full", "u8-full",
+                   "u4-cs-full", "u8-cs-full"}},
   };
   e.needs.gpus = 1;
   e.validate = [](const AxisPoint& p) {
     if (p.integer("bytes") % 4 != 0)
       throw UsageError("axis 'bytes': " + std::to_string(p.integer("bytes")) + " is not a multiple of 4");
   };
-  e.run = run_copy;
+  // Strides are a copy pattern of whole words; misalignment is measured on contiguous streams.
+  e.applies = [](const AxisPoint& p) {
+    const bool strided = p.integer("stride") > 1;
+    return !strided || (p.text("op") == "copy" && p.integer("offset") == 0);
+  };
+  e.run = run_stream;
   e.summarize = summarize;
-  e.plots = {{.artifact = "volkov08.bandwidth", .x = "bytes", .y = "copy/bandwidth", .series = {"cache"},
-              .logx = true, .logy = false, .title = "Device copy bandwidth (volkov08 §3.7)"}};
+  e.plots = {{.artifact = "volkov08.bandwidth", .x = "bytes", .y = "*/bandwidth", .series = {"op", "cache"},
+              .logx = true, .logy = false, .title = "Device memory bandwidth (volkov08 §3.7)"}};
   registry.add(std::move(e));
 }
 
