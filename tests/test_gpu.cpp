@@ -5,7 +5,10 @@
 #include "core/cuda/check.hpp"
 #include "kernels/common/block_stream.cuh"
 #include "kernels/common/clock_probe.cuh"
+#include "core/linalg/matrix_view.hpp"
+#include "core/linalg/residual.hpp"
 #include "kernels/common/fill.cuh"
+#include "kernels/lu/panel_getf2.cuh"
 #include "kernels/memory/copy.cuh"
 
 #include <cuda_runtime_api.h>
@@ -246,6 +249,55 @@ TEST_F(Gpu, BlockStreamGivesUpAfterItsTimeout) {
   kernels::launch_block_stream(flags.data(), flags.data() + 1, 2'000'000ull, stream_);  // 2 ms, never released
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
   EXPECT_EQ(flags[1], 1);
+}
+
+// Factors an m × n panel on the device with the fused or the cooperative getf2 and returns
+// (residual ‖PA − LU‖/(n‖A‖ε), info); `zero_column` >= 0 zeroes that column first.
+std::pair<double, int> device_getf2(std::int64_t m, std::int64_t n, bool persistent, cudaStream_t s,
+                                    std::int64_t zero_column = -1) {
+  HostMatrix<float> a(m, n), lu(m, n);
+  std::mt19937_64 gen(static_cast<std::uint64_t>(m * 1000 + n));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < m; ++i) a(i, j) = j == zero_column ? 0.0f : u(gen);
+  const std::size_t bytes = static_cast<std::size_t>(m * n) * sizeof(float);
+  DeviceBuffer<float> d(static_cast<std::size_t>(m * n));
+  const int blocks = kernels::getf2_search_blocks(m);
+  DeviceBuffer<float> bmax(static_cast<std::size_t>(blocks)), recip(1);
+  DeviceBuffer<int> bidx(static_cast<std::size_t>(blocks)), ipiv(static_cast<std::size_t>(n)), info(1);
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), bytes, cudaMemcpyHostToDevice, s));
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(info.data(), 0, sizeof(int), s));
+  const kernels::Getf2Workspace ws{bmax.data(), bidx.data(), recip.data()};
+  if (persistent)
+    kernels::launch_getf2_persistent(d.data(), m, m, n, ipiv.data(), info.data(), ws, s);
+  else
+    for (std::int64_t j = 0; j < std::min(m, n); ++j)
+      kernels::launch_getf2_column(d.data(), m, m, n, j, ipiv.data(), info.data(), ws, s);
+  std::vector<int> h_ipiv(static_cast<std::size_t>(n));
+  int h_info = -1;
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(lu.data(), d.data(), bytes, cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(h_ipiv.data(), ipiv.data(), h_ipiv.size() * sizeof(int), cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&h_info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return {lu_residual<float>(a.view(), lu.view(), h_ipiv.data()), h_info};
+}
+
+TEST_F(Gpu, Getf2KernelsFactorPanelsOfOddShapes) {
+  for (bool persistent : {false, true})
+    for (auto [m, n] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {777, 33}, {5000, 64}, {100000, 64}, {1, 1}}) {
+      SCOPED_TRACE(std::string(persistent ? "persistent " : "fused ") + std::to_string(m) + "x" + std::to_string(n));
+      const auto [residual, info] = device_getf2(m, n, persistent, stream_);
+      EXPECT_EQ(info, 0);
+      EXPECT_LT(residual, 30.0);
+    }
+}
+
+TEST_F(Gpu, Getf2KernelsReportTheFirstZeroPivotColumn) {
+  for (bool persistent : {false, true}) {
+    const auto [residual, info] = device_getf2(300, 40, persistent, stream_, 7);
+    EXPECT_EQ(info, 8) << (persistent ? "persistent" : "fused");
+    EXPECT_LT(residual, 30.0) << "a zero column still factors (LAPACK leaves it unscaled)";
+  }
 }
 
 TEST_F(Gpu, ClockProbeGivesAPlausibleSmClock) {
