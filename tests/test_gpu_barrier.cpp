@@ -166,6 +166,7 @@ TEST_F(GpuBarrier, MoreBlocksThanCanBeCoResidentAreRefusedAtLaunch) {
     State state(too_many, stream_);
     EXPECT_THROW(kernels::launch_grid_barrier_rounds(kind, state.st, too_many, 128, 1, 10, two_seconds, stream_),
                  CudaError);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the refusal must not linger for later launch checks";
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the refusal left the context usable
   }
 }

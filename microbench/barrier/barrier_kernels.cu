@@ -55,12 +55,14 @@ __device__ __forceinline__ void release_flag(unsigned int* flag, unsigned int va
 }
 
 // volkov08 §3.6. Block i > 0 writes only arrival[i] and reads only wakeup[i]; block 0 (the
-// master) reads every arrival flag and writes every wakeup flag, thread t handling flags t,
-// t + blockDim, ..., so one warp-wide access covers 32 flags. No read-modify-write atomics: each
-// flag has one writer. The paper (2008) assumed uncached word accesses were ordered; today's
-// memory model needs the release on each flag store and the acquire after each spin, or a
-// block could pass the barrier and still read another block's stale data (from its own L1 or
-// from writes still in flight). Returns false, for the whole block, when a wait timed out.
+// master) reads every arrival flag and writes every wakeup flag, thread t handling flags t + 1,
+// t + 1 + blockDim, ..., so one warp-wide access covers 32 flags. No read-modify-write atomics:
+// each flag has one writer, and the flag accesses are plain loads and stores (ld.relaxed,
+// st.release). The paper relied on word-sized uncached accesses being atomic and noted that,
+// without a memory model, the barrier does not order earlier accesses. The PTX memory model
+// orders them only with a release on each flag store and an acquire after each spin; without
+// those a block could pass the barrier and still read another block's stale data (from its own
+// L1, or writes still in flight). Returns false, for the whole block, when a wait timed out.
 __device__ bool flags_barrier(const GridBarrierState& st, unsigned int value, unsigned long long timeout_ns) {
   const unsigned int n = gridDim.x;
   bool ok = true;
@@ -163,9 +165,15 @@ void launch_rounds(const GridBarrierState& st, int blocks, int threads, unsigned
                    unsigned long long timeout_ns, cudaStream_t stream) {
   GridBarrierState state = st;
   void* args[] = {&state, &first_value, &rounds, &timeout_ns};
-  GPUFACT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&grid_barrier_rounds_kernel<Kind>),
-                                                 dim3(static_cast<unsigned>(blocks)),
-                                                 dim3(static_cast<unsigned>(threads)), args, 0, stream));
+  const cudaError_t e =
+      cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&grid_barrier_rounds_kernel<Kind>),
+                                  dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), args, 0, stream);
+  if (e != cudaSuccess) {
+    // A refused launch (cudaErrorCooperativeLaunchTooLarge: more blocks than can be co-resident)
+    // is not sticky; clear it so later launch checks do not report it again.
+    cudaGetLastError();
+    throw_cuda_error(e, "cudaLaunchCooperativeKernel(grid_barrier_rounds_kernel)", __FILE__, __LINE__);
+  }
 }
 
 template <GridBarrierKind Kind>

@@ -64,9 +64,11 @@ void launch_through_driver(unsigned long long* counter, long launches, cudaStrea
 }
 
 void check_launch_ex(cudaError_t e, long i) {
-  if (e != cudaSuccess)
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // reported here; keep it out of later launch checks
     throw CudaError(std::string("cudaLaunchKernelEx failed: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
                     ") at launch " + std::to_string(i));
+  }
 }
 
 cudaLaunchConfig_t one_thread_config(cudaStream_t stream) {
