@@ -2,6 +2,8 @@
 
 #include "factorizations/host_blas/host_blas.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
+#include "microbench/barrier/barrier.hpp"
+#include "microbench/launch/launch.hpp"
 #include "microbench/panel/fig3.hpp"
 
 namespace gpufact {
@@ -10,8 +12,11 @@ const Registry& experiment_catalog() {
   static const Registry registry = [] {
     Registry r;
     factorizations::register_host_blas(r);
-    microbench::register_bandwidth(r);
-    microbench::register_fig3(r);
+    // volkov08 §3 in the paper's order.
+    microbench::register_launch(r);     // §3.1
+    microbench::register_barrier(r);    // §3.6
+    microbench::register_bandwidth(r);  // §3.7
+    microbench::register_fig3(r);       // §3.8
     return r;
   }();
   return registry;

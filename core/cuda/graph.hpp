@@ -1,0 +1,59 @@
+// Move-only owner of a CUDA graph captured from a stream and its instantiation (STYLE.md 8).
+#pragma once
+
+#include "core/cuda/check.hpp"
+
+#include <utility>
+
+namespace gpufact {
+
+class CapturedGraph {
+ public:
+  CapturedGraph() = default;
+  // Captures what `enqueue(stream)` issues on `stream` (which must be idle and not capturing)
+  // and instantiates it. A throw from `enqueue` ends the capture and propagates.
+  template <class Enqueue>
+  static CapturedGraph capture(cudaStream_t stream, Enqueue&& enqueue) {
+    CapturedGraph g;
+    GPUFACT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue(stream);
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(stream, &partial);
+      if (partial) cudaGraphDestroy(partial);
+      throw;
+    }
+    GPUFACT_CUDA_CHECK(cudaStreamEndCapture(stream, &g.graph_));
+    GPUFACT_CUDA_CHECK(cudaGraphInstantiate(&g.exec_, g.graph_, 0));
+    return g;
+  }
+  ~CapturedGraph() { reset(); }
+  CapturedGraph(CapturedGraph&& o) noexcept
+      : graph_(std::exchange(o.graph_, nullptr)), exec_(std::exchange(o.exec_, nullptr)) {}
+  CapturedGraph& operator=(CapturedGraph&& o) noexcept {
+    if (this != &o) {
+      reset();
+      graph_ = std::exchange(o.graph_, nullptr);
+      exec_ = std::exchange(o.exec_, nullptr);
+    }
+    return *this;
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  cudaGraphExec_t exec() const noexcept { return exec_; }
+  void launch(cudaStream_t stream) const { GPUFACT_CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
+
+ private:
+  void reset() noexcept {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+    exec_ = nullptr;
+    graph_ = nullptr;
+  }
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+}  // namespace gpufact

@@ -1,0 +1,39 @@
+// The difference method of volkov08 §3.1: the cost of one more unit of work (a kernel launch, a
+// barrier round) is (T(N) − T(1)) / (N − 1), which cancels what every sample pays once (the
+// final synchronization, the launch around in-kernel rounds, the clock reads).
+#pragma once
+
+#include "core/report/result.hpp"
+
+#include <string>
+#include <vector>
+
+namespace gpufact::microbench {
+
+struct DifferenceEstimate {
+  double value = 0;  // (median T(many) − median T(few)) / (many − few)
+  // Per-repetition differences: repetition i of T(many) minus repetition i of T(few), over
+  // (many − few). Their min/max/stddev are the spread; the repetitions alternate in time only
+  // per measurement, so the pairing is by index.
+  std::vector<double> samples;
+  double stddev = 0;  // of `samples`
+  double min = 0, max = 0;
+  double mean = 0;
+  // sqrt(sd(T(many))² + sd(T(few))²) / (many − few) / value: the spread the two measurements'
+  // own noise implies, independent of how the repetitions pair up.
+  double propagated_cv = 0;
+};
+
+// `few` and `many` are the units in each sample (1 and N); `t_few`, `t_many` the per-repetition
+// times. Throws std::invalid_argument when many <= few or a sample list is empty.
+DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const std::vector<double>& t_many,
+                                       double few, double many);
+
+// Median of `v` (mean of the two middle values for an even count); 0 for an empty list.
+double median_of(std::vector<double> v);
+
+// A derived metric from an estimate: value, samples and stats (median = value, mean, stddev,
+// cv, min, max, cv_propagated).
+Metric difference_metric(const DifferenceEstimate& d, std::string tag, std::string name, std::string unit);
+
+}  // namespace gpufact::microbench

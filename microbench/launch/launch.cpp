@@ -1,0 +1,220 @@
+// volkov08.launch (volkov08 §3.1): the host cost of one kernel launch, as the paper measured it:
+// issue N launches of a kernel that does next to nothing, synchronize once, and take
+// (T(N) − T(1)) / (N − 1). Host wall time, since the cost is paid on the host; when the GPU
+// retires empty kernels more slowly than the host issues them, the launch queue fills and the
+// figure becomes the GPU's per-kernel time instead (the steady state a launch-bound code sees).
+#include "microbench/launch/launch.hpp"
+
+#include "core/bench/case.hpp"
+#include "core/bench/registry.hpp"
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/check.hpp"
+#include "core/cuda/graph.hpp"
+#include "core/errors.hpp"
+#include "microbench/launch/difference_method.hpp"
+#include "microbench/launch/launch_kernels.cuh"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace gpufact::microbench {
+namespace {
+
+struct Method {
+  const char* name;
+  const char* label;
+  double published_us;  // volkov08 §3.1 on the 8800GTX with CUDA 1.1 (0: no counterpart)
+  const char* published_note;
+};
+
+constexpr Method methods[] = {
+    {"async_chevron", "asynchronous <<<>>> launch", 6.0, "volkov08 §3.1, 8800GTX, CUDA 1.1: 5–7 µs with <<<>>>"},
+    {"async_driver", "asynchronous cuLaunchKernel", 5.0, "volkov08 §3.1, 8800GTX, CUDA 1.1: 5 µs with cuLaunchGrid"},
+    {"async_ex_0B", "asynchronous cudaLaunchKernelEx, 0 B of parameters", 0, ""},
+    {"async_ex_4KB", "asynchronous cudaLaunchKernelEx, 4 KB of parameters", 0, ""},
+    {"sync_each", "<<<>>> launch + cudaStreamSynchronize", 11.5,
+     "volkov08 §3.1, 8800GTX, CUDA 1.1: 11–12 µs synchronizing each launch"},
+    {"graph_node", "one kernel node of a CUDA graph replay", 0, ""},
+};
+
+const Method& method_named(const std::string& name) {
+  for (const auto& m : methods)
+    if (name == m.name) return m;
+  throw UsageError("axis 'method': unknown method '" + name + "'");
+}
+
+// The launch cost is paid by this CPU; the system block has it too, the result keeps it at hand.
+std::string host_cpu_model(const SystemInfo& sys) {
+  const auto host = sys.doc.find("host");
+  if (host == sys.doc.end() || !host->is_object()) return "";
+  return host->value("cpu_model", std::string());
+}
+
+kernels::LaunchApi api_of(const std::string& method) {
+  if (method == "async_driver") return kernels::LaunchApi::driver;
+  if (method == "async_ex_0B") return kernels::LaunchApi::launch_ex_no_params;
+  if (method == "async_ex_4KB") return kernels::LaunchApi::launch_ex_4kb;
+  return kernels::LaunchApi::chevron;  // async_chevron, sync_each, graph_node
+}
+
+void run_launch(Case& c) {
+  const std::string method = c.text("method");
+  const Method& info = method_named(method);
+  const long n = static_cast<long>(c.integer("launches"));
+  const kernels::LaunchApi api = api_of(method);
+  cudaStream_t s = c.stream();
+
+  DeviceBuffer<unsigned long long> own(1);
+  unsigned long long* counter = kernels::launch_counter(api, own.data());
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), s));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+
+  // Graphs of 1 and N kernel nodes, captured from <<<>>> launches.
+  CapturedGraph graph_one, graph_many;
+  if (method == "graph_node") {
+    auto capture = [&](long k) {
+      return CapturedGraph::capture(
+          s, [&](cudaStream_t cs) { kernels::launch_count_kernels(kernels::LaunchApi::chevron, counter, k, cs); });
+    };
+    graph_one = capture(1);
+    graph_many = capture(n);
+  }
+
+  // Issues `k` launches (k is 1 or n) and waits for them; counts every launch made on the host.
+  unsigned long long launched = 0;
+  std::function<void(long)> issue;
+  if (method == "sync_each") {
+    issue = [&](long k) {
+      launched += static_cast<unsigned long long>(k);
+      kernels::launch_count_kernels_sync_each(counter, k, s);
+    };
+  } else if (method == "graph_node") {
+    issue = [&](long k) {
+      launched += static_cast<unsigned long long>(k);
+      (k == 1 ? graph_one : graph_many).launch(s);
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    };
+  } else {
+    issue = [&](long k) {
+      launched += static_cast<unsigned long long>(k);
+      kernels::launch_count_kernels(api, counter, k, s);
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    };
+  }
+  // Warm-up: the first launch loads the module, a graph's first replay uploads it.
+  issue(1);
+  issue(n);
+
+  MeasureSpec one;
+  one.name = "one";
+  one.label = "1 launch + sync";
+  one.timer = Timer::host_wall;
+  one.sync = true;
+  one.body = [&](std::size_t) { issue(1); };
+  MeasureSpec many = one;
+  many.name = "many";
+  many.label = std::to_string(n) + " launches + sync";
+  many.body = [&](std::size_t) { issue(n); };
+  const bool measured_one = c.measure(one);
+  const bool measured_many = c.measure(many);
+
+  unsigned long long counted = 0;
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&counted, counter, sizeof counted, cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  c.verify("|device launch counter − launches issued|",
+           std::fabs(static_cast<double>(counted) - static_cast<double>(launched)), 0.0);
+  c.result().data["launches_issued"] = launched;
+  c.result().data["device_counter"] = counted;
+  c.result().data["kernel_param_bytes"] = kernels::launch_param_bytes(api);
+  c.result().data["host_cpu"] = host_cpu_model(c.session().system());
+  c.result().data["method"] = info.label;
+
+  if (!measured_one || !measured_many) return;
+  const Metric* t1 = c.result().find_metric("one/time");
+  const Metric* tn = c.result().find_metric("many/time");
+  if (!t1 || !tn) return;
+  for (auto& m : c.result().metrics) m.headline = false;  // the derived cost is the headline
+  Metric per = difference_metric(difference_per_unit(t1->samples, tn->samples, 1.0, static_cast<double>(n)),
+                                 "per_launch",
+                                 method == "graph_node" ? "time per graph node (T(N) − T(1))/(N − 1)"
+                                                        : "time per launch (T(N) − T(1))/(N − 1)",
+                                 "s");
+  if (info.published_us > 0) per.published = Published{info.published_us * 1e-6, info.published_note};
+  c.add_metric(std::move(per));
+}
+
+// One line per method at its largest N: the per-launch costs side by side, and what a
+// synchronization adds to a launch (sync_each − async_chevron).
+void summarize(Summary& s) {
+  Result d;
+  d.experiment = "volkov08.launch";
+  d.artifact = "volkov08.launch summary";
+  d.device = s.session().device();
+  std::map<std::string, std::pair<std::int64_t, double>> best;  // method -> (N, per launch)
+  for (const auto& r : s.results()) {
+    if (r.status != Status::passed) continue;
+    const auto* m = r.find_metric("per_launch");
+    if (!m) continue;
+    const std::string method = r.axes.value("method", "");
+    const std::int64_t n = r.axes.value("launches", std::int64_t{0});
+    auto it = best.find(method);
+    if (it == best.end() || n > it->second.first) best[method] = {n, m->value};
+  }
+  if (best.empty()) return;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& m : methods) {
+    auto it = best.find(m.name);
+    if (it == best.end()) continue;
+    d.metrics.push_back({.tag = std::string(m.name) + "/per_launch", .name = m.label, .unit = "s",
+                         .value = it->second.second, .higher_is_better = false, .headline = true,
+                         .role = MetricRole::derived});
+    rows.push_back({{"method", m.name}, {"launches", it->second.first}, {"per_launch_us", it->second.second * 1e6}});
+  }
+  if (best.count("sync_each") && best.count("async_chevron"))
+    d.metrics.push_back({.tag = "sync_cost", .name = "synchronization added per launch (sync_each − async_chevron)",
+                         .unit = "s", .value = best["sync_each"].second - best["async_chevron"].second,
+                         .higher_is_better = false, .headline = true, .role = MetricRole::derived});
+  d.data["per_launch"] = rows;
+  d.data["host_cpu"] = host_cpu_model(s.session().system());
+  d.status = Status::passed;
+  s.add(std::move(d));
+}
+
+}  // namespace
+
+void register_launch(Registry& registry) {
+  Experiment e;
+  e.key = "volkov08.launch";
+  e.artifact = "volkov08.launch";
+  e.title = "Kernel launch overhead (difference method): <<<>>>, cuLaunchKernel, cudaLaunchKernelEx 0 B/4 KB, "
+            "synchronized each launch, CUDA graph node";
+  std::string names;
+  std::vector<std::string> choices;
+  for (const auto& m : methods) {
+    names += (names.empty() ? "" : ",") + std::string(m.name);
+    choices.emplace_back(m.name);
+  }
+  e.axes = {
+      {.name = "method", .kind = AxisKind::text,
+       .help = "async_chevron: <<<>>>; async_driver: cuLaunchKernel; async_ex_0B/async_ex_4KB: cudaLaunchKernelEx "
+               "with 0 B / 4 KB of parameters; sync_each: cudaStreamSynchronize after every launch; graph_node: per "
+               "node of a replayed CUDA graph",
+       .defaults = names, .choices = choices},
+      {.name = "launches", .kind = AxisKind::integer, .help = "N of the difference method (T(N) − T(1))/(N − 1)",
+       .defaults = "10000", .quick = "2000", .full = "1000,10000", .min = 2, .max = 1'000'000},
+  };
+  e.needs.gpus = 1;
+  e.validate = [](const AxisPoint& p) {
+    if (p.integer("launches") < 2)
+      throw UsageError("axis 'launches': " + std::to_string(p.integer("launches")) +
+                       " is below 2; the difference method needs N >= 2");
+  };
+  e.run = run_launch;
+  e.summarize = summarize;
+  registry.add(std::move(e));
+}
+
+}  // namespace gpufact::microbench
