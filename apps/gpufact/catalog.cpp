@@ -2,6 +2,7 @@
 
 #include "factorizations/host_blas/host_blas.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
+#include "microbench/memory/memory.hpp"
 
 namespace gpufact {
 
@@ -10,6 +11,7 @@ const Registry& experiment_catalog() {
     Registry r;
     factorizations::register_host_blas(r);
     microbench::register_bandwidth(r);
+    microbench::register_fig1(r);
     return r;
   }();
   return registry;
