@@ -53,6 +53,8 @@ Segment describe(const std::vector<double>& y, std::size_t b, std::size_t e) {
 
 }  // namespace
 
+double merge_threshold(const SegmentOptions& opt, double sigma) { return std::max(opt.merge_relative, 3.0 * sigma); }
+
 double robust_log_noise(const std::vector<double>& y) {
   if (y.size() < 3) return 0.0;
   const auto l = log_of(y);
@@ -102,10 +104,11 @@ std::vector<Segment> segment_curve(const std::vector<double>& y, const SegmentOp
     segs.push_back(describe(y, b, e));
     b = e;
   }
-  // Merge neighbours whose levels differ by less than merge_relative, closest pair first.
+  // Merge neighbours whose levels differ by less than merge_relative (or three noise σ: a
+  // difference the noise could make), closest pair first.
   for (;;) {
     std::size_t best = segs.size();
-    double best_gap = opt.merge_relative;
+    double best_gap = merge_threshold(opt, sigma);
     for (std::size_t i = 0; i + 1 < segs.size(); ++i) {
       const double a = segs[i].level, c = segs[i + 1].level;
       const double gap = std::fabs(a - c) / std::min(a, c);
@@ -144,7 +147,7 @@ StepCurve find_steps(const std::vector<double>& x, const std::vector<double>& y,
   for (std::size_t i = 0; i + 1 < c.plateaus.size();) {
     auto& a = c.plateaus[i];
     const auto& b = c.plateaus[i + 1];
-    if (std::fabs(a.level - b.level) / std::min(a.level, b.level) < opt.merge_relative) {
+    if (std::fabs(a.level - b.level) / std::min(a.level, b.level) < merge_threshold(opt, c.noise)) {
       a.x_last = b.x_last;
       a.points += b.points;
       a.level = 0.5 * (a.level + b.level);

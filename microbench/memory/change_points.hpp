@@ -24,6 +24,10 @@ struct Segment {
   std::size_t size() const { return end - begin; }
 };
 
+// Relative difference below which two neighbouring levels are one: the larger of
+// opt.merge_relative and 3σ.
+double merge_threshold(const SegmentOptions& opt, double sigma);
+
 // σ of log y from the median absolute first difference (robust to the jumps themselves).
 double robust_log_noise(const std::vector<double>& y);
 
