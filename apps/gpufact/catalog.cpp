@@ -12,6 +12,7 @@ const Registry& experiment_catalog() {
     factorizations::register_host_blas(r);
     microbench::register_bandwidth(r);
     microbench::register_fig1(r);
+    microbench::register_fig2(r);
     return r;
   }();
   return registry;

@@ -11,7 +11,6 @@ namespace gpufact::microbench {
 namespace {
 
 constexpr std::size_t kRegionAlign = 2u << 20;  // multi-SM arrays start on their own 2 MiB pages
-constexpr double kWalkBudgetCycles = 64e6;      // verification walk: ~40 ms at worst
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
@@ -97,7 +96,7 @@ kernels::ChaseLaunch ChaseBench::launch_params(long long warm, long long timed) 
   return p;
 }
 
-std::uint64_t ChaseBench::prepare(const ChaseSpec& spec) {
+std::uint64_t ChaseBench::prepare(const ChaseSpec& spec, double walk_budget_cycles) {
   const std::size_t elem = kernels::chase_element_bytes(spec.width);
   if (spec.bytes < elem || spec.bytes > region_bytes_)
     throw std::invalid_argument("ChaseBench::prepare: " + std::to_string(spec.bytes) +
@@ -128,7 +127,7 @@ std::uint64_t ChaseBench::prepare(const ChaseSpec& spec) {
 
   // Walk the whole cycle when it is cheap enough, else a prefix.
   const double per_step = 1000.0 * std::min(1.0, static_cast<double>(spec.stride_bytes) / 32.0);
-  const auto affordable = static_cast<std::uint64_t>(kWalkBudgetCycles / per_step);
+  const auto affordable = static_cast<std::uint64_t>(std::max(1024.0, walk_budget_cycles / per_step));
   const bool whole = cycle_.length <= affordable;
   const std::uint64_t steps = whole ? cycle_.length : std::min<std::uint64_t>(affordable, cycle_.length - 1);
   std::uint64_t bad = 0;

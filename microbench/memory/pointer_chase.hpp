@@ -57,7 +57,7 @@ class ChaseBench {
   // the device: a walk of the whole cycle when that is cheap (it must return to the start after
   // exactly the cycle length, with the expected index sum), otherwise a walk of a prefix against
   // the host's sums plus a parallel check of every element. Returns the mismatches found.
-  std::uint64_t prepare(const ChaseSpec& spec);
+  std::uint64_t prepare(const ChaseSpec& spec, double walk_budget_cycles = 64e6);
   const ChaseCycle& cycle() const { return cycle_; }
   const ChaseSpec& spec() const { return spec_; }
   const std::string& check_detail() const { return detail_; }
