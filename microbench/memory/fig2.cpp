@@ -84,7 +84,7 @@ class StudyRunner {
       if (detail_.empty()) detail_ = "bytes=" + std::to_string(spec.bytes) + ": " + bench.check_detail();
       return std::nullopt;
     }
-    ChasePoint pt = bench.measure(reps_, kPointBudgetCycles, 4096);
+    ChasePoint pt = bench.measure(reps_, budget_cycles_, 4096);
     mismatches_ += pt.mismatches;
     if (!pt.mismatch_detail.empty() && detail_.empty()) detail_ = pt.mismatch_detail;
     if (spec.blocks > 1) wrong_sms_ += static_cast<std::uint64_t>(spec.blocks - pt.distinct_sms);
@@ -102,6 +102,7 @@ class StudyRunner {
     if (wrong_sms_ > 0 || multi_) c_.verify("blocks sharing an SM (one chase per SM expected)", static_cast<double>(wrong_sms_), 0);
   }
   void multi() { multi_ = true; }
+  void set_budget_cycles(double b) { budget_cycles_ = b; }
   std::uint64_t mismatches() const { return mismatches_; }
   void add_mismatches(std::uint64_t n, const std::string& why) {
     mismatches_ += n;
@@ -111,6 +112,7 @@ class StudyRunner {
  private:
   Case& c_;
   int reps_;
+  double budget_cycles_ = kPointBudgetCycles;
   std::uint64_t points_ = 0, mismatches_ = 0, wrong_sms_ = 0;
   bool multi_ = false;
   std::string detail_;
@@ -271,6 +273,9 @@ void study_tlb(Case& c, StudyRunner& r, int per_octave) {
   cudaStream_t s = c.stream();
   const std::size_t hi = sweep_ceiling(c, 8 * GiB, 1);
   ChaseBench bench(hi, 1, s);
+  // Walk whole cycles (up to 2^17 pages): a chase that stops short would meet lines the L2 no
+  // longer holds and show a knee of its own.
+  r.set_budget_cycles(1000.0 * (1 << 17));
   const std::vector<std::size_t> strides = {64 * KiB, 2 * MiB, 32 * MiB};
   std::vector<double> used;
   std::vector<StepCurve> curves;
