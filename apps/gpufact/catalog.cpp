@@ -4,6 +4,7 @@
 #include "microbench/bandwidth/bandwidth.hpp"
 #include "microbench/barrier/barrier.hpp"
 #include "microbench/launch/launch.hpp"
+#include "microbench/memory/memory.hpp"
 #include "microbench/panel/fig3.hpp"
 
 namespace gpufact {
@@ -14,6 +15,8 @@ const Registry& experiment_catalog() {
     factorizations::register_host_blas(r);
     // volkov08 §3 in the paper's order.
     microbench::register_launch(r);     // §3.1
+    microbench::register_fig1(r);       // §3.3 Fig. 1
+    microbench::register_fig2(r);       // §3.3 Fig. 2
     microbench::register_barrier(r);    // §3.6
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8

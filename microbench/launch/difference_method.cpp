@@ -23,16 +23,6 @@ double stddev_of(const std::vector<double>& v) {
 
 }  // namespace
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  const std::size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double upper = v[mid];
-  if (v.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return 0.5 * (lower + upper);
-}
-
 DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const std::vector<double>& t_many,
                                        double few, double many) {
   if (!(many > few)) throw std::invalid_argument("difference method: the larger count must exceed the smaller");

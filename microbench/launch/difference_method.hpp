@@ -3,6 +3,8 @@
 // final synchronization, the launch around in-kernel rounds, the clock reads).
 #pragma once
 
+#include "core/bench/sample_median.hpp"
+
 #include "core/report/result.hpp"
 
 #include <string>
@@ -29,8 +31,6 @@ struct DifferenceEstimate {
 DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const std::vector<double>& t_many,
                                        double few, double many);
 
-// Median of `v` (mean of the two middle values for an even count); 0 for an empty list.
-double median_of(std::vector<double> v);
 
 // A derived metric from an estimate: value, samples and stats (median = value, mean, stddev,
 // cv, min, max, cv_propagated).

@@ -1,0 +1,93 @@
+#include "microbench/memory/memory_inference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace gpufact::microbench {
+
+std::vector<TlbLevel> infer_tlb_levels(const std::vector<double>& strides, const std::vector<StepCurve>& curves) {
+  if (strides.size() != curves.size()) throw std::invalid_argument("infer_tlb_levels: strides and curves differ");
+  std::vector<TlbLevel> out;
+  std::size_t levels = 0;
+  for (const auto& c : curves) levels = std::max(levels, c.knees.size());
+  for (std::size_t j = 0; j < levels; ++j) {
+    double smallest = std::numeric_limits<double>::infinity(), knee_at_smallest = 0;
+    double entries = std::numeric_limits<double>::infinity();
+    double largest = 0;
+    TlbLevel lv;
+    for (std::size_t i = 0; i < strides.size(); ++i) {
+      if (curves[i].knees.size() <= j) continue;
+      const double s = strides[i], knee = curves[i].knees[j].x_below;
+      entries = std::min(entries, knee / s);
+      if (s < smallest) {
+        smallest = s;
+        knee_at_smallest = knee;
+      }
+      if (s > largest) {
+        largest = s;
+        lv.hit_cycles = curves[i].knees[j].from;
+        lv.miss_cycles = curves[i].knees[j].to;
+      }
+    }
+    if (!std::isfinite(entries) || entries <= 0) continue;
+    lv.entries = std::round(entries);
+    lv.reach_bytes = knee_at_smallest;
+    lv.page_bytes = knee_at_smallest / lv.entries;
+    // If even the smallest stride spaced accesses a page or more apart, its knee is entries × stride.
+    lv.page_is_upper_bound = lv.page_bytes <= smallest * 1.0001;
+    out.push_back(lv);
+  }
+  return out;
+}
+
+std::vector<Expectation> expected_memory_system(const std::string& gpu_name) {
+  const bool h100 = gpu_name.find("H100") != std::string::npos;
+  const bool h200 = gpu_name.find("H200") != std::string::npos || gpu_name.find("GH200") != std::string::npos;
+  if (!h100 && !h200) return {};
+  const std::string src = "REFERENCE.md (gpu-benches, H100 SXM5 studies, accel-sim tuner)";
+  const double mb = 1024.0 * 1024.0, kb = 1024.0;
+  std::vector<Expectation> t = {
+      {"l1_hit_cycles", 34, 40, "cycles", src},
+      {"shared_cycles", 27, 31, "cycles", src + ": ~29"},
+      {"l1_capacity_bytes", 216 * kb, 239 * kb, "B", src + ": 256 KB unified L1/shared, knee 216-239 KB"},
+      {"l2_near_cycles", 260, 281, "cycles", src},
+      {"l2_far_cycles", 466, 484, "cycles", src},
+      {"dram_cycles", 570, 690, "cycles", src},
+      {"line_bytes", 128, 128, "B", src},
+      {"sector_bytes", 32, 32, "B", src},
+  };
+  if (h200)
+    t.push_back({"l2_capacity_bytes", 60 * mb, 60 * mb, "B", "deviceQuery: 60 MB (H200)"});
+  else
+    t.push_back({"l2_capacity_bytes", 50 * mb, 50 * mb, "B", "deviceQuery: 50 MB (H100)"});
+  return t;
+}
+
+std::vector<Expectation> paper_8800gtx() {
+  const std::string src = "volkov08 §3.3, Fig. 1-2 (8800GTX)";
+  const double kb = 1024.0;
+  return {
+      {"l1_hit_cycles", 280, 280, "cycles", src + ": L1 hit ~280 cycles"},
+      {"shared_cycles", 36, 36, "cycles", src + ": local (shared) memory 36 cycles"},
+      {"l1_capacity_bytes", 5 * kb, 5 * kb, "B", src + ": 5 KB L1 per 2 cores"},
+      {"l2_capacity_bytes", 192 * kb, 192 * kb, "B", src + ": 192 KB L2 (6 × 32 KB)"},
+      {"dram_cycles", 470, 720, "cycles", src + ": non-cached access 470-720 cycles"},
+      {"line_bytes", 32, 32, "B", src + ": 32-byte lines"},
+      {"tlb_page_bytes", 512 * kb, 512 * kb, "B", src + ": 512 KB pages"},
+      {"tlb_entries", 16, 16, "", src + ": fully associative 16-entry TLB"},
+  };
+}
+
+std::optional<Expectation> find_expectation(const std::vector<Expectation>& table, const std::string& quantity) {
+  for (const auto& e : table)
+    if (e.quantity == quantity) return e;
+  return std::nullopt;
+}
+
+bool outside_expected(double value, const Expectation& e, double tolerance) {
+  return value < e.low * (1 - tolerance) || value > e.high * (1 + tolerance);
+}
+
+}  // namespace gpufact::microbench
