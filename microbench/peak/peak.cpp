@@ -91,6 +91,11 @@ void run_peak(Case& c) {
     c.add_metric({.tag = "fma/percent_of_peak", .name = "FP32 FMA rate / peak at the measured clock", .unit = "%",
                   .value = 100.0 * rate->value / peak, .higher_is_better = true, .headline = true,
                   .role = MetricRole::derived});
+    // The probe clock is taken just after each repetition; NVML's, when present, during it.
+    if (const Metric* nvml = c.result().find_metric("fma/nvml_sm_clock"); nvml && nvml->value > 0)
+      c.add_metric({.tag = "fma/percent_of_peak_nvml_clock", .name = "FP32 FMA rate / peak at NVML's SM clock",
+                    .unit = "%", .value = 100.0 * rate->value / fp32_peak_gflops(gpu.sm_count, lanes, nvml->value),
+                    .higher_is_better = true, .role = MetricRole::derived});
   } else if (lanes == 0) {
     c.result().reason = "FP32 lanes per SM unknown for compute capability " + std::to_string(gpu.cc_major) + "." +
                         std::to_string(gpu.cc_minor) + ": no % of peak";

@@ -14,12 +14,11 @@
 #include "core/system/nvml.hpp"
 #include "microbench/transfer/transfer_model.hpp"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -123,9 +122,12 @@ class SideThread {
   std::thread thread_;
 };
 
+// MemAvailable (free plus reclaimable page cache); 0 when unknown.
 std::size_t host_available_bytes() {
-  const long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-  return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : 0;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) return std::stoull(line.substr(13)) * 1024;  // "... kB"
+  return 0;
 }
 
 // The PCIe link as NVML reports it while a large pinned copy is in flight (idle links downclock).
