@@ -105,8 +105,8 @@ TEST_F(GpuCompute, SharedOperandChainsMatchTheHostReplay) {
     const auto got = fetch(out);
     int wrong = 0;
     for (std::size_t t = 0; t < got.size(); ++t)
-      wrong += !same_bits(got[t], fma_chains_shared_expected(static_cast<unsigned>(t & 31), ilp, iterations, table,
-                                                             stride, c));
+      wrong += !same_bits(got[t],
+                          fma_chains_shared_expected(static_cast<unsigned>(t & 31), ilp, iterations, table, stride, c));
     EXPECT_EQ(wrong, 0);
     expect_one_per_sm(fetch(smid), g);
   }

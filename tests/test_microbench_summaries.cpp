@@ -15,14 +15,14 @@ namespace {
 
 SystemInfo system_with_link(int gen, int width, int max_gen, int max_width) {
   SystemInfo sys;
-  sys.doc = {{"gpus", nlohmann::json::array({{{"index", 0},
-                                              {"nvml",
-                                               {{"available", true},
-                                                {"pcie",
-                                                 {{"generation", gen},
-                                                  {"width", width},
-                                                  {"max_generation", max_gen},
-                                                  {"max_width", max_width}}}}}}})}};
+  sys.doc = {
+      {"gpus",
+       nlohmann::json::array(
+           {{{"index", 0},
+             {"nvml",
+              {{"available", true},
+               {"pcie",
+                {{"generation", gen}, {"width", width}, {"max_generation", max_gen}, {"max_width", max_width}}}}}}})}};
   return sys;
 }
 

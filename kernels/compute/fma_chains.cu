@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(1024, 2)
 // volkov08 §3.5: one operand from shared memory. Today's FFMA takes no shared-memory operand, so
 // each step is an LDS (volatile: reloaded every iteration, never hoisted) feeding an FFMA.
 template <int ILP>
-__global__ void __launch_bounds__(1024, 2) fma_chains_shared_kernel(const float* table, int stride, int iterations,
-                                                                     float c, float* out, unsigned* smid) {
+__global__ void __launch_bounds__(1024, 2)
+    fma_chains_shared_kernel(const float* table, int stride, int iterations, float c, float* out, unsigned* smid) {
   extern __shared__ float shared_table[];
   for (int j = threadIdx.x; j < kFmaSharedTableWords; j += blockDim.x) shared_table[j] = table[j];
   __syncthreads();
@@ -122,10 +122,10 @@ void with_ilp(int ilp, F&& f) {
 
 template <class Kernel>
 void prefer_shared(Kernel kernel, std::size_t shared_bytes) {
-  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          cudaSharedmemCarveoutMaxShared));
-  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shared_bytes)));
+  GPUFACT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  GPUFACT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
 }
 
 template <class Kernel>
@@ -156,10 +156,10 @@ ResidentGrid plan_for(Kernel kernel, int warps_per_sm) {
   int fit = 0;
   GPUFACT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, g.threads_per_block, g.shared_bytes));
   if (fit != g.blocks_per_sm)
-    throw std::invalid_argument("cannot place exactly " + std::to_string(warps_per_sm) + " warps per SM: " +
-                                std::to_string(fit) + " blocks of " + std::to_string(g.threads_per_block) +
-                                " threads with " + std::to_string(g.shared_bytes) + " B shared memory fit per SM, wanted " +
-                                std::to_string(g.blocks_per_sm));
+    throw std::invalid_argument(
+        "cannot place exactly " + std::to_string(warps_per_sm) + " warps per SM: " + std::to_string(fit) +
+        " blocks of " + std::to_string(g.threads_per_block) + " threads with " + std::to_string(g.shared_bytes) +
+        " B shared memory fit per SM, wanted " + std::to_string(g.blocks_per_sm));
   return g;
 }
 
@@ -182,12 +182,12 @@ ResidentGrid plan_fma_grid(FmaOperand operand, int ilp, int warps_per_sm) {
   return g;
 }
 
-void launch_fma_chains(const ResidentGrid& grid, int ilp, int iterations, float b, float c, float* out,
-                       unsigned* smid, cudaStream_t stream) {
+void launch_fma_chains(const ResidentGrid& grid, int ilp, int iterations, float b, float c, float* out, unsigned* smid,
+                       cudaStream_t stream) {
   with_ilp(ilp, [&](auto k) {
     constexpr int kIlp = decltype(k)::value;
-    fma_chains_kernel<kIlp><<<grid.blocks(), grid.threads_per_block, grid.shared_bytes, stream>>>(iterations, b, c,
-                                                                                                out, smid);
+    fma_chains_kernel<kIlp>
+        <<<grid.blocks(), grid.threads_per_block, grid.shared_bytes, stream>>>(iterations, b, c, out, smid);
   });
   GPUFACT_CHECK_LAUNCH();
 }
@@ -199,8 +199,8 @@ void launch_fma_chains_shared(const ResidentGrid& grid, int ilp, int iterations,
                                 std::to_string(stride));
   with_ilp(ilp, [&](auto k) {
     constexpr int kIlp = decltype(k)::value;
-    fma_chains_shared_kernel<kIlp><<<grid.blocks(), grid.threads_per_block, grid.shared_bytes, stream>>>(
-        table, stride, iterations, c, out, smid);
+    fma_chains_shared_kernel<kIlp>
+        <<<grid.blocks(), grid.threads_per_block, grid.shared_bytes, stream>>>(table, stride, iterations, c, out, smid);
   });
   GPUFACT_CHECK_LAUNCH();
 }

@@ -42,8 +42,8 @@ ResidentGrid plan_fma_grid(FmaOperand operand, int ilp, int warps_per_sm);
 // Every thread runs `ilp` independent chains a_i ← a_i·b + c, fma_steps_per_iteration(ilp) steps
 // per iteration, starting at fma_chain_start(thread, i), and writes a_0 + a_1 + … (in that
 // order) to out[thread]. smid[block] receives the SM the block ran on.
-void launch_fma_chains(const ResidentGrid& grid, int ilp, int iterations, float b, float c, float* out,
-                       unsigned* smid, cudaStream_t stream);
+void launch_fma_chains(const ResidentGrid& grid, int ilp, int iterations, float b, float c, float* out, unsigned* smid,
+                       cudaStream_t stream);
 
 // Same with b read from shared memory for every FMA: step k of chain i in a thread of lane l
 // reads table[l·stride + k·ilp + i], the table (kFmaSharedTableWords floats) copied in first.

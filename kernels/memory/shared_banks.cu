@@ -8,9 +8,8 @@
 namespace gpufact::kernels {
 namespace {
 
-__global__ void __launch_bounds__(1024)
-    shared_bank_reads_kernel(const std::uint32_t* table, int stride, int iterations, std::uint32_t* sums,
-                             long long* cycles) {
+__global__ void __launch_bounds__(1024) shared_bank_reads_kernel(const std::uint32_t* table, int stride, int iterations,
+                                                                 std::uint32_t* sums, long long* cycles) {
   __shared__ std::uint32_t words[kSharedBankTableWords];
   for (int j = threadIdx.x; j < kSharedBankTableWords; j += blockDim.x) words[j] = table[j];
   // volatile: each load is issued every iteration (no hoisting or merging of repeated addresses).

@@ -71,8 +71,7 @@ void run_peak(Case& c) {
   float expected[4];
   for (unsigned t = 0; t < 4; ++t) expected[t] = fma_chains_expected(t, ilp, steps, kB, kC);
   double wrong = 0;
-  for (std::size_t t = 0; t < threads; ++t)
-    wrong += std::memcmp(&got[t], &expected[t & 3], sizeof(float)) != 0;
+  for (std::size_t t = 0; t < threads; ++t) wrong += std::memcmp(&got[t], &expected[t & 3], sizeof(float)) != 0;
   c.verify("threads whose FMA chains differ from the host replay (exact)", wrong, 0);
   c.verify("SMs without exactly " + std::to_string(grid.blocks_per_sm) + " block(s) of " +
                std::to_string(grid.threads_per_block / 32) + " warps",
@@ -86,16 +85,27 @@ void run_peak(Case& c) {
   const Metric* clock = c.result().find_metric("fma/sm_clock");
   if (rate && clock && clock->value > 0 && lanes > 0) {
     const double peak = fp32_peak_gflops(gpu.sm_count, lanes, clock->value);
-    c.add_metric({.tag = "fma/peak_at_clock", .name = "FP32 peak at the measured SM clock", .unit = "GFLOP/s",
-                  .value = peak, .higher_is_better = true, .role = MetricRole::derived});
-    c.add_metric({.tag = "fma/percent_of_peak", .name = "FP32 FMA rate / peak at the measured clock", .unit = "%",
-                  .value = 100.0 * rate->value / peak, .higher_is_better = true, .headline = true,
+    c.add_metric({.tag = "fma/peak_at_clock",
+                  .name = "FP32 peak at the measured SM clock",
+                  .unit = "GFLOP/s",
+                  .value = peak,
+                  .higher_is_better = true,
+                  .role = MetricRole::derived});
+    c.add_metric({.tag = "fma/percent_of_peak",
+                  .name = "FP32 FMA rate / peak at the measured clock",
+                  .unit = "%",
+                  .value = 100.0 * rate->value / peak,
+                  .higher_is_better = true,
+                  .headline = true,
                   .role = MetricRole::derived});
     // The probe clock is taken just after each repetition; NVML's, when present, during it.
     if (const Metric* nvml = c.result().find_metric("fma/nvml_sm_clock"); nvml && nvml->value > 0)
-      c.add_metric({.tag = "fma/percent_of_peak_nvml_clock", .name = "FP32 FMA rate / peak at NVML's SM clock",
-                    .unit = "%", .value = 100.0 * rate->value / fp32_peak_gflops(gpu.sm_count, lanes, nvml->value),
-                    .higher_is_better = true, .role = MetricRole::derived});
+      c.add_metric({.tag = "fma/percent_of_peak_nvml_clock",
+                    .name = "FP32 FMA rate / peak at NVML's SM clock",
+                    .unit = "%",
+                    .value = 100.0 * rate->value / fp32_peak_gflops(gpu.sm_count, lanes, nvml->value),
+                    .higher_is_better = true,
+                    .role = MetricRole::derived});
   } else if (lanes == 0) {
     c.result().reason = "FP32 lanes per SM unknown for compute capability " + std::to_string(gpu.cc_major) + "." +
                         std::to_string(gpu.cc_minor) + ": no % of peak";
@@ -108,7 +118,8 @@ void summarize(Summary& s) {
   for (const auto& r : s.results()) {
     const Metric* p = r.find_metric("fma/percent_of_peak");
     if (r.status != Status::passed || !p) continue;
-    table.push_back({{"warps", r.axes.value("warps", 0)}, {"ilp", r.axes.value("ilp", 0)}, {"percent_of_peak", p->value}});
+    table.push_back(
+        {{"warps", r.axes.value("warps", 0)}, {"ilp", r.axes.value("ilp", 0)}, {"percent_of_peak", p->value}});
     if (!best || p->value > best->find_metric("fma/percent_of_peak")->value) best = &r;
   }
   if (!best) return;
@@ -118,13 +129,23 @@ void summarize(Summary& s) {
   d.status = Status::passed;
   d.device = s.session().device();
   const double pct = best->find_metric("fma/percent_of_peak")->value;
-  Metric best_pct{.tag = "best_percent_of_peak", .name = "best FP32 FMA rate / peak at the measured clock", .unit = "%",
-                  .value = pct, .higher_is_better = true, .headline = true, .role = MetricRole::derived};
+  Metric best_pct{.tag = "best_percent_of_peak",
+                  .name = "best FP32 FMA rate / peak at the measured clock",
+                  .unit = "%",
+                  .value = pct,
+                  .higher_is_better = true,
+                  .headline = true,
+                  .role = MetricRole::derived};
   best_pct.published = Published{98.0, "volkov08 §3.4 (8800GTX, 2 warps per SM, 6 chains)"};
   d.metrics.push_back(best_pct);
   if (const Metric* rate = best->find_metric("fma/flop_rate"))
-    d.metrics.push_back({.tag = "best_rate", .name = "best FP32 FMA rate", .unit = "GFLOP/s", .value = rate->value,
-                         .higher_is_better = true, .headline = true, .role = MetricRole::derived});
+    d.metrics.push_back({.tag = "best_rate",
+                         .name = "best FP32 FMA rate",
+                         .unit = "GFLOP/s",
+                         .value = rate->value,
+                         .higher_is_better = true,
+                         .headline = true,
+                         .role = MetricRole::derived});
   d.data["best"] = {{"warps", best->axes.value("warps", 0)}, {"ilp", best->axes.value("ilp", 0)}};
   d.data["target_percent"] = kTargetPercent;
   d.data["percent_of_peak"] = table;
@@ -142,12 +163,22 @@ void register_peak(Registry& registry) {
   e.artifact = "volkov08.peak";
   e.title = "FP32 FMA throughput vs warps per SM and independent chains per thread, % of peak at the measured clock";
   e.axes = {
-      {.name = "warps", .kind = AxisKind::integer,
+      {.name = "warps",
+       .kind = AxisKind::integer,
        .help = "warps per SM (one block per SM up to 32, two equal blocks above; at most the SM's thread limit / 32)",
-       .defaults = "1,2,4,8,16,32,64", .quick = "1,2,8,32,64", .full = "1,2,3,4,6,8,12,16,24,32,48,64", .min = 1,
+       .defaults = "1,2,4,8,16,32,64",
+       .quick = "1,2,8,32,64",
+       .full = "1,2,3,4,6,8,12,16,24,32,48,64",
+       .min = 1,
        .max = 64},
-      {.name = "ilp", .kind = AxisKind::integer, .help = "independent FMA chains per thread",
-       .defaults = "1,2,4,6,8", .quick = "1,4,8", .full = "1,2,3,4,6,8", .min = 1, .max = 8},
+      {.name = "ilp",
+       .kind = AxisKind::integer,
+       .help = "independent FMA chains per thread",
+       .defaults = "1,2,4,6,8",
+       .quick = "1,4,8",
+       .full = "1,2,3,4,6,8",
+       .min = 1,
+       .max = 8},
   };
   e.needs.gpus = 1;
   e.validate = [](const AxisPoint& p) {
@@ -158,10 +189,20 @@ void register_peak(Registry& registry) {
   };
   e.run = run_peak;
   e.summarize = summarize;
-  e.plots = {{.artifact = "volkov08.peak", .x = "warps", .y = "fma/flop_rate", .series = {"ilp"}, .logx = true,
-              .logy = false, .title = "FP32 FMA rate vs warps per SM (volkov08 §3.4)"},
-             {.artifact = "volkov08.peak", .x = "warps", .y = "fma/percent_of_peak", .series = {"ilp"}, .logx = true,
-              .logy = false, .title = "FP32 FMA % of peak at the measured clock (volkov08 §3.4)"}};
+  e.plots = {{.artifact = "volkov08.peak",
+              .x = "warps",
+              .y = "fma/flop_rate",
+              .series = {"ilp"},
+              .logx = true,
+              .logy = false,
+              .title = "FP32 FMA rate vs warps per SM (volkov08 §3.4)"},
+             {.artifact = "volkov08.peak",
+              .x = "warps",
+              .y = "fma/percent_of_peak",
+              .series = {"ilp"},
+              .logx = true,
+              .logy = false,
+              .title = "FP32 FMA % of peak at the measured clock (volkov08 §3.4)"}};
   registry.add(std::move(e));
 }
 

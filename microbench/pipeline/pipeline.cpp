@@ -67,8 +67,12 @@ void run_pipeline(Case& c) {
   std::vector<double> ns;
   for (double x : per_fma) ns.push_back(x / mhz * 1e3);
   c.add_metric(with_samples({.tag = "latency/ns", .name = "ns per dependent FMA", .unit = "ns"}, ns));
-  c.add_metric({.tag = "latency/sm_clock", .name = "SM clock (probe, around the launches)", .unit = "MHz",
-                .value = mhz, .higher_is_better = true, .role = MetricRole::environment});
+  c.add_metric({.tag = "latency/sm_clock",
+                .name = "SM clock (probe, around the launches)",
+                .unit = "MHz",
+                .value = mhz,
+                .higher_is_better = true,
+                .role = MetricRole::environment});
   c.result().data["dependent_fmas_per_launch"] = steps;
 }
 
@@ -79,7 +83,8 @@ void register_pipeline(Registry& registry) {
   e.key = "volkov08.pipeline";
   e.artifact = "volkov08.pipeline";
   e.title = "Dependent FP32 FMA latency: all registers, b from shared memory, b from an address computed from a";
-  e.axes = {{.name = "operand", .kind = AxisKind::text,
+  e.axes = {{.name = "operand",
+             .kind = AxisKind::text,
              .help = "register: a←a·b+c; shared: b loaded from shared memory each step (address fixed, the load "
                      "may run ahead); shared_dependent: b loaded at an address computed from a (load on the chain)",
              .defaults = "register,shared,shared_dependent",

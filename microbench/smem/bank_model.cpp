@@ -84,7 +84,8 @@ BankInference infer_bank_layout(const std::vector<BankCurvePoint>& curve, const 
   std::size_t best = candidates.size();
   for (std::size_t c = 0; c < candidates.size(); ++c) {
     std::vector<int> d;
-    for (const auto& p : curve) d.push_back(bank_conflict_degree(p.stride_words, candidates[c].banks, candidates[c].width_bytes));
+    for (const auto& p : curve)
+      d.push_back(bank_conflict_degree(p.stride_words, candidates[c].banks, candidates[c].width_bytes));
     fits.push_back(fit_relative(d, y));
     degrees.push_back(std::move(d));
     if (fits.back().ok && (best == candidates.size() || fits.back().score < fits[best].score)) best = c;

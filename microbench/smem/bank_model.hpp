@@ -27,9 +27,9 @@ struct BankLayout {
 
 struct BankInference {
   BankLayout layout;
-  double base_cycles = 0;        // cycles ≈ base_cycles + cycles_per_degree · degree
+  double base_cycles = 0;  // cycles ≈ base_cycles + cycles_per_degree · degree
   double cycles_per_degree = 0;
-  std::vector<int> degrees;      // the layout's conflict degree at each input point
+  std::vector<int> degrees;  // the layout's conflict degree at each input point
   std::vector<double> rel_residuals;
   double max_abs_rel_residual = 0;
   // Other layouts that explain the curve as well (within noise): the strides measured cannot

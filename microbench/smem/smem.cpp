@@ -64,8 +64,8 @@ void measure_fma_with_shared_operand(Case& c, int stride) {
   m.label = "FP32 FMA, b from shared memory";
   m.flops = 2.0 * static_cast<double>(threads) * static_cast<double>(fmas);
   m.body = [&](std::size_t) {
-    kernels::launch_fma_chains_shared(grid, kFmaIlp, kFmaIterations, dtable.data(), stride, kC, out.data(),
-                                      smid.data(), s);
+    kernels::launch_fma_chains_shared(grid, kFmaIlp, kFmaIterations, dtable.data(), stride, kC, out.data(), smid.data(),
+                                      s);
   };
   if (!c.measure(m)) return;
 
@@ -88,9 +88,13 @@ void measure_fma_with_shared_operand(Case& c, int stride) {
   const Metric* rate = c.result().find_metric("smem_fma/flop_rate");
   const Metric* clock = c.result().find_metric("smem_fma/sm_clock");
   if (rate && clock && clock->value > 0 && lanes > 0) {
-    Metric pct{.tag = "smem_fma/percent_of_peak", .name = "FMA rate with b in shared memory / FP32 peak", .unit = "%",
+    Metric pct{.tag = "smem_fma/percent_of_peak",
+               .name = "FMA rate with b in shared memory / FP32 peak",
+               .unit = "%",
                .value = 100.0 * rate->value / fp32_peak_gflops(gpu.sm_count, lanes, clock->value),
-               .higher_is_better = true, .headline = true, .role = MetricRole::derived};
+               .higher_is_better = true,
+               .headline = true,
+               .role = MetricRole::derived};
     if (stride == 1) pct.published = Published{66.0, "volkov08 §3.5 (all four GPUs, conflict-free)"};
     c.add_metric(pct);
   }
@@ -119,7 +123,8 @@ void measure_bank_conflicts(Case& c, int stride) {
   double wrong = 0;
   for (int i = -1; i < launches; ++i) {  // launch -1 loads the module, not recorded
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, sums.bytes(), s));
-    kernels::launch_shared_bank_reads(dtable.data(), stride, kBankWarps, kBankIterations, sums.data(), cycles.data(), s);
+    kernels::launch_shared_bank_reads(dtable.data(), stride, kBankWarps, kBankIterations, sums.data(), cycles.data(),
+                                      s);
     long long n = 0;
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&n, cycles.data(), sizeof n, cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(got.data(), sums.data(), sums.bytes(), cudaMemcpyDeviceToHost, s));
@@ -161,15 +166,19 @@ void summarize(Summary& s) {
     const BankInference inf = infer_bank_layout(curve);
     d.status = Status::passed;
     auto derived = [](std::string tag, std::string name, std::string unit, double v, bool headline) {
-      return Metric{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v,
-                    .headline = headline, .role = MetricRole::derived};
+      return Metric{.tag = std::move(tag),
+                    .name = std::move(name),
+                    .unit = std::move(unit),
+                    .value = v,
+                    .headline = headline,
+                    .role = MetricRole::derived};
     };
     d.metrics.push_back(derived("banks", "shared-memory banks (inferred)", "", inf.layout.banks, true));
     d.metrics.push_back(derived("bank_width_bytes", "bank width (inferred)", "B", inf.layout.width_bytes, true));
     d.metrics.push_back(derived("cycles_per_degree", "cycles per access per degree of conflict", "cycles",
                                 inf.cycles_per_degree, false));
-    d.metrics.push_back(derived("base_cycles", "cycles per access at degree 0 (intercept)", "cycles", inf.base_cycles,
-                                false));
+    d.metrics.push_back(
+        derived("base_cycles", "cycles per access at degree 0 (intercept)", "cycles", inf.base_cycles, false));
     d.metrics.push_back(derived("max_rel_residual", "largest relative misfit of the linear model", "%",
                                 100 * inf.max_abs_rel_residual, false));
     nlohmann::json pts = nlohmann::json::array();
@@ -204,17 +213,32 @@ void register_smem(Registry& registry) {
   e.key = "volkov08.smem";
   e.artifact = "volkov08.smem";
   e.title = "FP32 FMA with a shared-memory operand and shared-memory bank conflicts vs stride; bank layout inferred";
-  e.axes = {{.name = "stride", .kind = AxisKind::integer,
+  e.axes = {{.name = "stride",
+             .kind = AxisKind::integer,
              .help = "words (4 B) between consecutive lanes' addresses; on 32 banks × 4 B the conflict degree is "
                      "gcd(stride, 32): 1, 2, 4, ... 32 for powers of two, 1 for odd strides",
-             .defaults = "1,2,3,4,8,16,32,64", .full = "1:17:+1,24,31,32,33,48,63,64", .min = 1, .max = 64}};
+             .defaults = "1,2,3,4,8,16,32,64",
+             .full = "1:17:+1,24,31,32,33,48,63,64",
+             .min = 1,
+             .max = 64}};
   e.needs.gpus = 1;
   e.run = run_smem;
   e.summarize = summarize;
-  e.plots = {{.artifact = "volkov08.smem", .x = "stride", .y = "bank/cycles_per_access", .series = {}, .logx = true,
-              .logy = true, .title = "Shared-memory cycles per warp access vs stride (= conflict degree for powers of two; volkov08 §3.5)"},
-             {.artifact = "volkov08.smem", .x = "stride", .y = "smem_fma/percent_of_peak", .series = {}, .logx = true,
-              .logy = true, .title = "FP32 FMA with b in shared memory, % of peak (volkov08 §3.5)"}};
+  e.plots = {
+      {.artifact = "volkov08.smem",
+       .x = "stride",
+       .y = "bank/cycles_per_access",
+       .series = {},
+       .logx = true,
+       .logy = true,
+       .title = "Shared-memory cycles per warp access vs stride (= conflict degree for powers of two; volkov08 §3.5)"},
+      {.artifact = "volkov08.smem",
+       .x = "stride",
+       .y = "smem_fma/percent_of_peak",
+       .series = {},
+       .logx = true,
+       .logy = true,
+       .title = "FP32 FMA with b in shared memory, % of peak (volkov08 §3.5)"}};
   registry.add(std::move(e));
 }
 

@@ -171,8 +171,10 @@ void run_transfer(Case& c) {
 
   MeasureSpec m;
   m.name = "copy";
-  m.label = std::string(direction == "h2d" ? "H2D" : direction == "d2h" ? "D2H" : "H2D+D2H") + " " +
-            (pinned ? "pinned" : "pageable");
+  m.label = std::string(direction == "h2d"   ? "H2D"
+                        : direction == "d2h" ? "D2H"
+                                             : "H2D+D2H") +
+            " " + (pinned ? "pinned" : "pageable");
   m.bytes = static_cast<double>(n) * (h2d && d2h ? 2 : 1);
   if (pinned) {
     m.timer = Timer::gpu_events;
@@ -215,7 +217,8 @@ void run_transfer(Case& c) {
   GPUFACT_CUDA_CHECK(cudaDeviceSynchronize());
 
   // D2H landed in dst; H2D is read back into dst (after the D2H check) and compared the same way.
-  if (d2h) c.verify("bytes copied device-to-host that differ from the source", differing_bytes(dst.data(), src.data(), n), 0);
+  if (d2h)
+    c.verify("bytes copied device-to-host that differ from the source", differing_bytes(dst.data(), src.data(), n), 0);
   if (h2d) {
     std::memset(dst.data(), kPoison, n);
     GPUFACT_CUDA_CHECK(cudaMemcpy(dst.data(), dev_dst.data(), n, cudaMemcpyDeviceToHost));
@@ -234,8 +237,13 @@ void run_transfer(Case& c) {
 
 Metric derived(std::string tag, std::string name, std::string unit, double v, bool higher_is_better, bool headline,
                MetricRole role = MetricRole::derived) {
-  return Metric{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v,
-                .higher_is_better = higher_is_better, .headline = headline, .role = role};
+  return Metric{.tag = std::move(tag),
+                .name = std::move(name),
+                .unit = std::move(unit),
+                .value = v,
+                .higher_is_better = higher_is_better,
+                .headline = headline,
+                .role = role};
 }
 
 nlohmann::json inventory_pcie(Summary& s) {
@@ -260,7 +268,8 @@ void summarize(Summary& s) {
     best[key] = std::max(best[key], bw->value);
     if (r.data.contains("pcie_during_copy")) {
       const auto& p = r.data["pcie_during_copy"];
-      if (p.value("generation", 0) * 100 + p.value("width", 0) > loaded.value("generation", 0) * 100 + loaded.value("width", 0))
+      if (p.value("generation", 0) * 100 + p.value("width", 0) >
+          loaded.value("generation", 0) * 100 + loaded.value("width", 0))
         loaded = p;
     }
   }
@@ -318,12 +327,13 @@ void summarize(Summary& s) {
   const int gen = now.value("generation", 0), width = now.value("width", 0);
   const int max_gen = now.value("max_generation", 0), max_width = now.value("max_width", 0);
   if (gen > 0 && width > 0) {
-    link.metrics.push_back(derived("pcie_generation", "PCIe generation", "", gen, true, false, MetricRole::environment));
+    link.metrics.push_back(
+        derived("pcie_generation", "PCIe generation", "", gen, true, false, MetricRole::environment));
     link.metrics.push_back(derived("pcie_width", "PCIe lanes", "", width, true, false, MetricRole::environment));
-    link.metrics.push_back(derived("pcie_max_generation", "PCIe generation (max)", "", max_gen, true, false,
-                                   MetricRole::environment));
-    link.metrics.push_back(derived("pcie_max_width", "PCIe lanes (max)", "", max_width, true, false,
-                                   MetricRole::environment));
+    link.metrics.push_back(
+        derived("pcie_max_generation", "PCIe generation (max)", "", max_gen, true, false, MetricRole::environment));
+    link.metrics.push_back(
+        derived("pcie_max_width", "PCIe lanes (max)", "", max_width, true, false, MetricRole::environment));
     link.metrics.push_back(derived("link_GBs", "PCIe data rate per direction (after line encoding)", "GB/s",
                                    pcie_link_gbs(gen, width), true, false, MetricRole::environment));
     if ((max_gen > 0 && gen < max_gen) || (max_width > 0 && width < max_width))
@@ -337,20 +347,22 @@ void summarize(Summary& s) {
   for (const std::string memory : {"pinned", "pageable"}) {
     const auto h = best.find({"h2d", memory}), d = best.find({"d2h", memory});
     if (h != best.end())
-      link.metrics.push_back(derived("best_h2d_" + memory + "_GBs", "best H2D " + memory, "GB/s", h->second, true,
-                                     memory == "pinned"));
+      link.metrics.push_back(
+          derived("best_h2d_" + memory + "_GBs", "best H2D " + memory, "GB/s", h->second, true, memory == "pinned"));
     if (d != best.end())
-      link.metrics.push_back(derived("best_d2h_" + memory + "_GBs", "best D2H " + memory, "GB/s", d->second, true,
-                                     memory == "pinned"));
+      link.metrics.push_back(
+          derived("best_d2h_" + memory + "_GBs", "best D2H " + memory, "GB/s", d->second, true, memory == "pinned"));
     if (h == best.end() || d == best.end()) continue;
     // Asymmetry from the fitted β where both fits exist, else from the best rates.
     const auto bh = beta.find({"h2d", memory}), bd = beta.find({"d2h", memory});
     const bool fitted = bh != beta.end() && bd != beta.end();
     const double asym = fitted ? relative_asymmetry(bh->second, bd->second) : relative_asymmetry(h->second, d->second);
-    link.metrics.push_back(derived("asymmetry_" + memory, "|H2D − D2H| / max, " + memory, "%", 100 * asym, false, false));
+    link.metrics.push_back(
+        derived("asymmetry_" + memory, "|H2D − D2H| / max, " + memory, "%", 100 * asym, false, false));
     if (asym > kAsymmetryFlag)
-      flags.push_back(std::string("H2D and D2H ") + memory + " differ by " + std::to_string(static_cast<int>(100 * asym)) +
-                      "% (" + (fitted ? "fitted β" : "best rates") + ")");
+      flags.push_back(std::string("H2D and D2H ") + memory + " differ by " +
+                      std::to_string(static_cast<int>(100 * asym)) + "% (" + (fitted ? "fitted β" : "best rates") +
+                      ")");
     if (memory == "pinned" && max_gen == 5 && max_width == 16 && std::min(h->second, d->second) < kTargetGBs)
       flags.push_back("pinned H2D/D2H below the " + std::to_string(static_cast<int>(kTargetGBs)) +
                       " GB/s target for a Gen5 x16 link");
@@ -372,20 +384,35 @@ void register_transfer(Registry& registry) {
   e.artifact = "volkov08.transfer";
   e.title = "CPU-GPU transfers: H2D, D2H, both at once; pinned and pageable; fitted Time = α + bytes/β";
   e.axes = {
-      {.name = "direction", .kind = AxisKind::text,
+      {.name = "direction",
+       .kind = AxisKind::text,
        .help = "h2d, d2h, or bidir (both at once on two streams, bytes of both directions counted)",
-       .defaults = "h2d,d2h,bidir", .choices = {"h2d", "d2h", "bidir"}},
-      {.name = "memory", .kind = AxisKind::text, .help = "pinned (cudaMallocHost) or pageable (new[]) host memory",
-       .defaults = "pinned,pageable", .choices = {"pinned", "pageable"}},
-      {.name = "bytes", .kind = AxisKind::size, .help = "bytes per direction",
-       .defaults = "1,1K,64K,1M,16M,256M", .quick = "1,4K,1M,64M,256M", .full = "1:1G:*4", .min = 1,
+       .defaults = "h2d,d2h,bidir",
+       .choices = {"h2d", "d2h", "bidir"}},
+      {.name = "memory",
+       .kind = AxisKind::text,
+       .help = "pinned (cudaMallocHost) or pageable (new[]) host memory",
+       .defaults = "pinned,pageable",
+       .choices = {"pinned", "pageable"}},
+      {.name = "bytes",
+       .kind = AxisKind::size,
+       .help = "bytes per direction",
+       .defaults = "1,1K,64K,1M,16M,256M",
+       .quick = "1,4K,1M,64M,256M",
+       .full = "1:1G:*4",
+       .min = 1,
        .max = std::int64_t{1} << 32},
   };
   e.needs.gpus = 1;
   e.run = run_transfer;
   e.summarize = summarize;
-  e.plots = {{.artifact = "volkov08.transfer", .x = "bytes", .y = "copy/bandwidth", .series = {"direction", "memory"},
-              .logx = true, .logy = true, .title = "CPU-GPU transfer bandwidth vs size (volkov08 §3.2)"}};
+  e.plots = {{.artifact = "volkov08.transfer",
+              .x = "bytes",
+              .y = "copy/bandwidth",
+              .series = {"direction", "memory"},
+              .logx = true,
+              .logy = true,
+              .title = "CPU-GPU transfer bandwidth vs size (volkov08 §3.2)"}};
   registry.add(std::move(e));
 }
 

@@ -28,8 +28,7 @@ TransferFit fit_latency_bandwidth(const std::vector<TransferPoint>& points) {
     sxy += w * x * p.seconds;
   }
   const double det = s * sxx - sx * sx;
-  if (!(det > 1e-12 * s * sxx))
-    throw std::invalid_argument("transfer fit needs at least two distinct sizes");
+  if (!(det > 1e-12 * s * sxx)) throw std::invalid_argument("transfer fit needs at least two distinct sizes");
   double gamma = (s * sxy - sx * sy) / det;  // seconds per GB
   double alpha = (sy - gamma * sx) / s;
   TransferFit fit;

@@ -13,12 +13,12 @@ struct TransferPoint {
 };
 
 struct TransferFit {
-  double alpha_s = 0;                    // α: fixed cost per transfer (latency)
-  double beta_bytes_per_s = 0;           // β: asymptotic bandwidth
-  double n_half_bytes = 0;               // n½ = α·β: the size that reaches half of β
-  std::vector<double> rel_residuals;     // (measured − model) / measured, one per input point
+  double alpha_s = 0;                 // α: fixed cost per transfer (latency)
+  double beta_bytes_per_s = 0;        // β: asymptotic bandwidth
+  double n_half_bytes = 0;            // n½ = α·β: the size that reaches half of β
+  std::vector<double> rel_residuals;  // (measured − model) / measured, one per input point
   double max_abs_rel_residual = 0;
-  bool alpha_clamped = false;            // the unconstrained fit gave α < 0; refitted with α = 0
+  bool alpha_clamped = false;  // the unconstrained fit gave α < 0; refitted with α = 0
   double predict_seconds(double bytes) const { return alpha_s + bytes / beta_bytes_per_s; }
 };
 
