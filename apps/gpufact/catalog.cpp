@@ -6,6 +6,10 @@
 #include "microbench/launch/launch.hpp"
 #include "microbench/memory/memory.hpp"
 #include "microbench/panel/fig3.hpp"
+#include "microbench/peak/peak.hpp"
+#include "microbench/pipeline/pipeline.hpp"
+#include "microbench/smem/smem.hpp"
+#include "microbench/transfer/transfer.hpp"
 
 namespace gpufact {
 
@@ -15,8 +19,12 @@ const Registry& experiment_catalog() {
     factorizations::register_host_blas(r);
     // volkov08 §3 in the paper's order.
     microbench::register_launch(r);     // §3.1
+    microbench::register_transfer(r);   // §3.2
     microbench::register_fig1(r);       // §3.3 Fig. 1
     microbench::register_fig2(r);       // §3.3 Fig. 2
+    microbench::register_pipeline(r);   // §3.3
+    microbench::register_peak(r);       // §3.4
+    microbench::register_smem(r);       // §3.5
     microbench::register_barrier(r);    // §3.6
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Checks the SASS of the FMA probes (kernels/compute/fma_chains.cu, volkov08 §3.3-3.5): each
+throughput kernel's loop is (512 / ILP) x ILP FFMA with nothing spilled, the shared-operand
+kernels load every b with LDS, and the latency kernels run 256 FFMA per unrolled body.
+
+usage: check_fma_sass.py LIBRARY_OR_OBJECT
+Exits 77 (ctest: skipped) when cuobjdump is not installed."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def cuobjdump():
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+        path = os.path.join(root, "bin", "cuobjdump")
+        if root and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def functions(sass):
+    """{mangled name: [opcodes]}"""
+    out, name = {}, None
+    for line in sass.splitlines():
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            name = m.group(1)
+            out[name] = []
+            continue
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        if name and m:
+            out[name].append(m.group(1).split(".")[0])
+    return out
+
+
+def main():
+    tool = cuobjdump()
+    if not tool:
+        print("cuobjdump not found: SASS not checked")
+        return 77
+    sass = subprocess.run([tool, "-sass", sys.argv[1]], check=True, capture_output=True, text=True).stdout
+    funcs = functions(sass)
+    failures, checked = [], 0
+    for name, ops in funcs.items():
+        count = {op: ops.count(op) for op in set(ops)}
+        ffma, lds = count.get("FFMA", 0), count.get("LDS", 0)
+        spills = count.get("LDL", 0) + count.get("STL", 0)
+        m = re.search(r"fma_chains(_shared)?_kernelILi(\d)E", name)
+        if m:
+            checked += 1
+            ilp = int(m.group(2))
+            loop = (512 // ilp) * ilp
+            # The loop's FFMAs plus at most one per chain for the start values.
+            if not loop <= ffma <= loop + ilp + 2:
+                failures.append(f"{name}: {ffma} FFMA, expected {loop} in the loop (+ <= {ilp} for start values)")
+            if m.group(1) and lds < loop:
+                failures.append(f"{name}: {lds} LDS, expected one per FMA ({loop})")
+            if spills:
+                failures.append(f"{name}: {spills} local-memory spill instructions")
+        elif "fma_latency_kernel" in name:
+            checked += 1
+            if ffma < 256 or ffma % 256 > 4:
+                failures.append(f"{name}: {ffma} FFMA, expected 256 per unrolled body")
+    if checked < 19:
+        failures.append(f"found {checked} FMA probe kernels, expected 19 (8 + 8 throughput, 3 latency)")
+    for f in failures:
+        print("FAIL", f)
+    print(f"{checked} kernels checked, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
