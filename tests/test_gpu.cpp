@@ -14,6 +14,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "tests/gpu_test.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -29,24 +31,7 @@ namespace {
 
 constexpr unsigned char kPoison = 0xA5;
 
-class Gpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      GTEST_SKIP() << "no usable GPU: "
-                   << (err != cudaSuccess ? std::string(cudaGetErrorName(err)) : std::string("no CUDA device"));
-    }
-    GPUFACT_CUDA_CHECK(cudaSetDevice(0));
-    GPUFACT_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
+using Gpu = GpuTest;
 
 // Copies `bytes` random bytes from src + src_offset to dst + dst_offset (both buffers poisoned
 // around the target) and checks every byte inside and the guard bytes outside.

@@ -10,6 +10,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "tests/gpu_test.hpp"
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -64,22 +66,12 @@ class State {
   PinnedBuffer<unsigned int> timed_out_;
 };
 
-class GpuBarrier : public ::testing::Test {
+class GpuBarrier : public GpuTest {
  protected:
   void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      GTEST_SKIP() << "no usable GPU: "
-                   << (err != cudaSuccess ? std::string(cudaGetErrorName(err)) : std::string("no CUDA device"));
-    }
-    GPUFACT_CUDA_CHECK(cudaSetDevice(0));
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
     GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, 0));
-    GPUFACT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
   }
   // Block counts to try at `threads`: tiny, one and two per SM, and the co-resident maximum.
   std::vector<int> block_counts(GridBarrierKind kind, int threads) {
@@ -89,7 +81,6 @@ class GpuBarrier : public ::testing::Test {
       if (b <= max_blocks) out.push_back(b);
     return out;
   }
-  cudaStream_t stream_ = nullptr;
   int sm_count_ = 0;
 };
 

@@ -10,6 +10,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "tests/gpu_test.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -25,22 +27,8 @@ using microbench::fma_chain_expected;
 using microbench::fma_chains_expected;
 using microbench::fma_chains_shared_expected;
 
-class GpuCompute : public ::testing::Test {
+class GpuCompute : public GpuTest {
  protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      GTEST_SKIP() << "no usable GPU: "
-                   << (err != cudaSuccess ? std::string(cudaGetErrorName(err)) : std::string("no CUDA device"));
-    }
-    GPUFACT_CUDA_CHECK(cudaSetDevice(0));
-    GPUFACT_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
   template <class T>
   std::vector<T> fetch(const DeviceBuffer<T>& d) {
     std::vector<T> h(d.size());
@@ -48,7 +36,6 @@ class GpuCompute : public ::testing::Test {
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return h;
   }
-  cudaStream_t stream_ = nullptr;
 };
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }

@@ -9,6 +9,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "tests/gpu_test.hpp"
+
 #include <string>
 
 namespace gpufact {
@@ -16,22 +18,8 @@ namespace {
 
 using kernels::LaunchApi;
 
-class GpuLaunch : public ::testing::Test {
+class GpuLaunch : public GpuTest {
  protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      GTEST_SKIP() << "no usable GPU: "
-                   << (err != cudaSuccess ? std::string(cudaGetErrorName(err)) : std::string("no CUDA device"));
-    }
-    GPUFACT_CUDA_CHECK(cudaSetDevice(0));
-    GPUFACT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
   unsigned long long read(unsigned long long* counter) {
     unsigned long long v = 0;
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&v, counter, sizeof v, cudaMemcpyDeviceToHost, stream_));
@@ -41,7 +29,6 @@ class GpuLaunch : public ::testing::Test {
   void zero(unsigned long long* counter) {
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream_));
   }
-  cudaStream_t stream_ = nullptr;
 };
 
 TEST_F(GpuLaunch, EveryApiCountsEachLaunchOnce) {

@@ -10,6 +10,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include "tests/gpu_test.hpp"
+
 #include <string>
 #include <vector>
 
@@ -21,24 +23,7 @@ using kernels::ChaseWidth;
 using microbench::ChaseBench;
 using microbench::ChaseSpec;
 
-class GpuChase : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      cudaGetLastError();
-      GTEST_SKIP() << "no usable GPU: "
-                   << (err != cudaSuccess ? std::string(cudaGetErrorName(err)) : std::string("no CUDA device"));
-    }
-    GPUFACT_CUDA_CHECK(cudaSetDevice(0));
-    GPUFACT_CUDA_CHECK(cudaStreamCreate(&stream_));
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
+using GpuChase = GpuTest;
 
 TEST_F(GpuChase, VisitsTheWholeCycleForEveryKindWidthAndPattern) {
   for (auto access : {ChaseAccess::global_ca, ChaseAccess::global_cg, ChaseAccess::shared})
