@@ -60,13 +60,15 @@ TEST_F(GpuChase, WalkReturnsAfterExactlyTheCycleLengthWithTheIndexSum) {
   EXPECT_EQ(h.index_sum, 4ull * 1250 * 1249 / 2);
   EXPECT_EQ(h.out_of_range, 0u);
 
-  // A corrupted element (pointing back to 0 early) shortens the cycle: the walk sees it.
+  // A corrupted element (pointing back to 0 early) shortens the cycle: the walk sees it. Element
+  // 400 is reached after t steps with 12 t ≡ 400 (mod 5000), i.e. t = 450, so the walk is back at 0
+  // after step 451.
   const std::uint32_t zero = 0;
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(a.data() + 400, &zero, sizeof zero, cudaMemcpyHostToDevice, stream_));
   kernels::launch_chase_walk(ChaseWidth::u32, a.data(), n, 0, 1250, w.data(), stream_);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&h, w.data(), sizeof h, cudaMemcpyDeviceToHost, stream_));
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  EXPECT_EQ(h.first_return, 101u);
+  EXPECT_EQ(h.first_return, 451u);
 
   // An index past the end stops the walk instead of faulting.
   const std::uint32_t past = static_cast<std::uint32_t>(n + 7);
