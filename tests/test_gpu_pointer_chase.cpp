@@ -27,11 +27,13 @@ using GpuChase = GpuTest;
 
 TEST_F(GpuChase, VisitsTheWholeCycleForEveryKindWidthAndPattern) {
   for (auto access : {ChaseAccess::global_ca, ChaseAccess::global_cg, ChaseAccess::shared})
-    for (auto width : {ChaseWidth::u32, ChaseWidth::u64})
+    for (auto width : {ChaseWidth::u32, ChaseWidth::u64, ChaseWidth::address})
       for (bool random : {false, true})
         for (std::size_t bytes : {std::size_t{1} << 10, std::size_t{24000}, std::size_t{96} << 10})
           for (std::size_t stride : {8u, 136u, 4096u}) {
-            SCOPED_TRACE(microbench::to_string(access) + (width == ChaseWidth::u32 ? " u32" : " u64") +
+            if (width == ChaseWidth::address && access == ChaseAccess::shared) continue;  // global only
+            SCOPED_TRACE(microbench::to_string(access) +
+                         (width == ChaseWidth::u32 ? " u32" : width == ChaseWidth::u64 ? " u64" : " ptr") +
                          (random ? " random" : " stride") + " bytes=" + std::to_string(bytes) +
                          " stride=" + std::to_string(stride));
             if (stride > bytes) continue;
@@ -45,6 +47,25 @@ TEST_F(GpuChase, VisitsTheWholeCycleForEveryKindWidthAndPattern) {
             EXPECT_LT(pt.cycles, 1e5);
             EXPECT_EQ(pt.samples.size(), 2u);
           }
+}
+
+// The address chase ends where the index chase ends, leaves the indices in place for the next
+// check, and on an L1-resident array is no slower than the index chase (no arithmetic in the chain).
+TEST_F(GpuChase, AddressChaseMatchesTheIndexChaseAndRestoresTheArray) {
+  const std::size_t bytes = 16 << 10, stride = 128;
+  ChaseBench bench(bytes, 1, stream_);
+  ASSERT_EQ(bench.prepare({.bytes = bytes, .stride_bytes = stride, .access = ChaseAccess::global_ca,
+                           .width = ChaseWidth::address}), 0u);
+  const auto ptr = bench.measure(3, 4e6, 4096);
+  EXPECT_EQ(ptr.mismatches, 0u) << ptr.mismatch_detail;
+  // A second run on the same array works only if the first put the indices back.
+  const auto again = bench.measure(1, 4e6, 4096);
+  EXPECT_EQ(again.mismatches, 0u) << again.mismatch_detail;
+  ASSERT_EQ(bench.prepare({.bytes = bytes, .stride_bytes = stride, .access = ChaseAccess::global_ca,
+                           .width = ChaseWidth::u64}), 0u);
+  const auto idx = bench.measure(3, 4e6, 4096);
+  EXPECT_EQ(idx.mismatches, 0u) << idx.mismatch_detail;
+  EXPECT_LE(ptr.cycles, idx.cycles + 0.5) << "address " << ptr.cycles << " vs index " << idx.cycles;
 }
 
 TEST_F(GpuChase, WalkReturnsAfterExactlyTheCycleLengthWithTheIndexSum) {

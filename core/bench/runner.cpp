@@ -77,8 +77,11 @@ std::vector<Plan> make_plan(const Registry& registry, const BenchRequest& req, c
       values.push_back(parse_axis_values(a, text));
     }
     Plan p{e, cartesian_product(e->axes, values)};
-    if (e->applies)
+    if (e->applies) {
       std::erase_if(p.points, [&](const AxisPoint& pt) { return !e->applies(pt); });
+      if (p.points.empty())
+        throw UsageError(e->key + ": no combination of the requested axis values applies (see `gpufact list`)");
+    }
     if (e->validate)
       for (const auto& pt : p.points) e->validate(pt);
     plans.push_back(std::move(p));

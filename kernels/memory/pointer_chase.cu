@@ -90,6 +90,52 @@ __global__ void chase_kernel(const T* array, std::size_t elements, std::size_t r
   out[blockIdx.x].reserved = 0;
 }
 
+template <ChaseAccess A>
+__device__ __forceinline__ unsigned long long load_address(unsigned long long p) {
+  unsigned long long v;
+  if constexpr (A == ChaseAccess::global_ca)
+    asm volatile("ld.global.ca.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  else
+    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
+}
+
+// The same walk on absolute addresses: p = *p, nothing but the load in the dependent chain.
+template <ChaseAccess A>
+__global__ void chase_address_kernel(const unsigned long long* array, std::size_t region, unsigned long long start,
+                                     long long warm, long long timed, ChaseSample* out) {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // only to place one block per SM
+  (void)dynamic_shared;
+  if (threadIdx.x != 0) return;
+  const unsigned long long* g = array + blockIdx.x * region;
+  const auto base = reinterpret_cast<unsigned long long>(g);
+  unsigned long long p = base + start * 8;
+  for (long long i = 0; i < warm; ++i) p = load_address<A>(p);
+  const long long c0 = read_clock();
+  for (long long i = 0; i < timed; i += chase_unroll) {
+#pragma unroll
+    for (int u = 0; u < chase_unroll; ++u) p = load_address<A>(p);
+  }
+  const long long c1 = read_clock();
+  out[blockIdx.x].cycles = static_cast<unsigned long long>(c1 - c0);
+  out[blockIdx.x].last_index = (p - base) / 8;
+  out[blockIdx.x].smid = read_smid();
+  out[blockIdx.x].reserved = 0;
+}
+
+// Rewrites the indices of every block's array as absolute addresses (to_addresses) or back.
+__global__ void rebase_kernel(unsigned long long* array, std::size_t elements, std::size_t region, int blocks,
+                              bool to_addresses) {
+  const std::size_t total = static_cast<std::size_t>(blocks) * elements;
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t t = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; t < total; t += step) {
+    const std::size_t b = t / elements, i = t % elements;
+    unsigned long long* e = array + b * region + i;
+    const auto base = reinterpret_cast<unsigned long long>(array + b * region);
+    *e = to_addresses ? base + *e * 8 : (*e - base) / 8;
+  }
+}
+
 // Per-access trace: the loaded index is stored to shared memory before the second clock read,
 // so that read waits for the load (in-order issue); the latency includes that store's issue.
 template <class T, ChaseAccess A>
@@ -256,9 +302,36 @@ std::size_t chase_shared_bytes(const ChaseLaunch& p) {
   return bytes;
 }
 
+namespace {
+void launch_chase_addresses(const ChaseLaunch& p, ChaseSample* out, cudaStream_t stream) {
+  if (p.access == ChaseAccess::shared) throw std::invalid_argument("pointer chase: address chases are global only");
+  auto* array = static_cast<unsigned long long*>(const_cast<void*>(p.array));
+  const std::size_t region = p.blocks > 1 ? p.region_elements : p.elements;
+  const std::size_t total = static_cast<std::size_t>(p.blocks) * p.elements;
+  const auto rebase_blocks = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, 4096));
+  rebase_kernel<<<rebase_blocks, 256, 0, stream>>>(array, p.elements, region, p.blocks, true);
+  GPUFACT_CHECK_LAUNCH();
+  const std::size_t shared = chase_shared_bytes(p);
+  const long long timed = (p.timed_steps + chase_unroll - 1) / chase_unroll * chase_unroll;
+  auto launch = [&](auto kernel) {
+    prepare(kernel, shared, p.carveout_percent);
+    kernel<<<static_cast<unsigned>(p.blocks), 1, shared, stream>>>(array, region, p.start, p.warm_steps, timed, out);
+    GPUFACT_CHECK_LAUNCH();
+  };
+  if (p.access == ChaseAccess::global_ca)
+    launch(chase_address_kernel<ChaseAccess::global_ca>);
+  else
+    launch(chase_address_kernel<ChaseAccess::global_cg>);
+  rebase_kernel<<<rebase_blocks, 256, 0, stream>>>(array, p.elements, region, p.blocks, false);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+}  // namespace
+
 void launch_chase(const ChaseLaunch& p, ChaseSample* out, cudaStream_t stream) {
   check_launch(p);
-  const bool wide = p.width == ChaseWidth::u64;
+  if (p.width == ChaseWidth::address) return launch_chase_addresses(p, out, stream);
+  const bool wide = p.width != ChaseWidth::u32;
   switch (p.access) {
     case ChaseAccess::global_ca:
       return wide ? launch_chase_typed<unsigned long long, ChaseAccess::global_ca>(p, out, stream)
@@ -277,7 +350,7 @@ void launch_chase_trace(const ChaseLaunch& p, int trace_len, std::uint32_t* late
   check_launch(p);
   if (trace_len < 1 || trace_len > chase_trace_max)
     throw std::invalid_argument("pointer chase trace: length must be 1.." + std::to_string(chase_trace_max));
-  const bool wide = p.width == ChaseWidth::u64;
+  const bool wide = p.width != ChaseWidth::u32;  // traces of address chases walk the 64-bit indices
   switch (p.access) {
     case ChaseAccess::global_ca:
       return wide ? launch_trace_typed<unsigned long long, ChaseAccess::global_ca>(p, trace_len, latency_out, index_out, out, stream)

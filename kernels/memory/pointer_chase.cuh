@@ -13,8 +13,12 @@ namespace gpufact::kernels {
 // How the chase reads: L1-cached global loads (ld.global.ca), L1-bypassing global loads
 // (ld.global.cg), or shared memory (the array copied in first; the copy is not timed).
 enum class ChaseAccess : int { global_ca, global_cg, shared };
-// Element width: 32-bit or 64-bit indices (each element holds the index of the next).
-enum class ChaseWidth : int { u32, u64 };
+// Element width: 32-bit or 64-bit indices (each element holds the index of the next), or
+// `address`: 64-bit indices while the cycle is built and checked, rewritten as absolute addresses
+// for the timed chase (p = *p: no index-to-address arithmetic in the dependent chain, as latency
+// studies such as gpu-benches measure; the paper's k = A[k] adds that arithmetic to every access).
+// Global accesses only.
+enum class ChaseWidth : int { u32, u64, address };
 
 inline std::size_t chase_element_bytes(ChaseWidth w) { return w == ChaseWidth::u32 ? 4 : 8; }
 

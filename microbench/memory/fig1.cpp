@@ -113,8 +113,10 @@ void register_fig1(Registry& registry) {
       {.name = "pattern", .kind = AxisKind::text,
        .help = "stride: A[k] = (k + stride) mod size; random: one random cycle (Sattolo) over the stride positions",
        .defaults = "stride", .full = "stride,random", .choices = {"stride", "random"}},
-      {.name = "index", .kind = AxisKind::text, .help = "element and index width", .defaults = "u32",
-       .choices = {"u32", "u64"}},
+      {.name = "index", .kind = AxisKind::text,
+       .help = "u32/u64: k = A[k] on 32/64-bit indices (the paper's chase); ptr: p = *p on absolute "
+               "addresses, no index arithmetic in the chain (global loads only)",
+       .defaults = "u32", .choices = {"u32", "u64", "ptr"}},
       {.name = "mode", .kind = AxisKind::text,
        .help = "single: one thread; multi_sm: one thread on every SM, each on a private array",
        .defaults = "single", .choices = {"single", "multi_sm"}},
@@ -125,7 +127,12 @@ void register_fig1(Registry& registry) {
   e.needs.gpus = 1;
   e.validate = validate_fig1;
   // A stride beyond the array walks on element 0 alone: such points are not part of the sweep.
-  e.applies = [](const AxisPoint& p) { return p.integer("stride") <= p.integer("bytes"); };
+  // Strides finer than the element (4 B with 8-byte elements) belong to narrower index widths.
+  e.applies = [](const AxisPoint& p) {
+    const auto elem = static_cast<std::int64_t>(kernels::chase_element_bytes(chase_width_from(p.text("index"))));
+    return p.integer("stride") <= p.integer("bytes") && p.integer("stride") % elem == 0 &&
+           !(p.text("index") == "ptr" && p.text("access") == "shared");
+  };
   e.run = run_fig1;
   e.plots = {{.artifact = "volkov08.fig1", .x = "bytes", .y = "latency/cycles", .series = {"stride"}, .logx = true,
               .logy = true, .title = "Pointer-chase latency (volkov08 §3.3 Fig. 1)"}};

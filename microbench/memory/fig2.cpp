@@ -26,6 +26,7 @@ constexpr double kPointBudgetCycles = 20e6;  // per timed pass of one sweep poin
 constexpr double kWalkBudgetCycles = 16e6;   // per verification walk
 
 using kernels::ChaseAccess;
+using kernels::ChaseWidth;
 
 // One latency curve: y (cycles per access, median over repetitions) at increasing x.
 struct Sweep {
@@ -176,7 +177,8 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
   cudaStream_t s = c.stream();
   const std::size_t hi = sweep_ceiling(c, std::max<std::size_t>(pow2_at_least(4.0 * static_cast<double>(c.session().gpu().l2_bytes)), 256 * MiB), 1);
   ChaseBench bench(hi, 1, s);
-  ChaseSpec spec{.stride_bytes = 128, .access = ChaseAccess::global_ca};
+  // Address chases: latencies without index arithmetic, comparable with published figures.
+  ChaseSpec spec{.stride_bytes = 128, .access = ChaseAccess::global_ca, .width = ChaseWidth::address};
   Sweep sw;
   auto at = [&](std::size_t b) {
     spec.bytes = b;

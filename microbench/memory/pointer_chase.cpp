@@ -26,7 +26,8 @@ kernels::ChaseAccess chase_access_from(const std::string& s) {
 kernels::ChaseWidth chase_width_from(const std::string& s) {
   if (s == "u32") return kernels::ChaseWidth::u32;
   if (s == "u64") return kernels::ChaseWidth::u64;
-  throw std::invalid_argument("index must be u32 or u64, got '" + s + "'");
+  if (s == "ptr") return kernels::ChaseWidth::address;
+  throw std::invalid_argument("index must be u32, u64 or ptr, got '" + s + "'");
 }
 
 std::string to_string(kernels::ChaseAccess a) {
@@ -40,7 +41,7 @@ std::string to_string(kernels::ChaseAccess a) {
 
 void validate_chase_axes(std::int64_t bytes, std::int64_t stride_bytes, kernels::ChaseWidth width) {
   const auto elem = static_cast<std::int64_t>(kernels::chase_element_bytes(width));
-  const std::string w = width == kernels::ChaseWidth::u32 ? "u32" : "u64";
+  const std::string w = width == kernels::ChaseWidth::u32 ? "u32" : width == kernels::ChaseWidth::u64 ? "u64" : "ptr";
   if (stride_bytes <= 0)
     throw UsageError("axis 'stride': must be > 0 bytes (a positive multiple of the " + std::to_string(elem) +
                      "-byte " + w + " element), got " + std::to_string(stride_bytes));
