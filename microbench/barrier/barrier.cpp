@@ -6,6 +6,8 @@
 // clock measured during the run. Every round includes the verification's slot store and load.
 #include "microbench/barrier/barrier.hpp"
 
+#include "microbench/barrier/barrier_buffers.hpp"
+
 #include "core/bench/case.hpp"
 #include "core/bench/registry.hpp"
 #include "core/cuda/buffer.hpp"
@@ -50,44 +52,6 @@ const Variant& variant_named(const std::string& name) {
   throw UsageError("axis 'barrier': unknown barrier '" + name + "'");
 }
 
-// The device state of one case, zeroed; the spin timeout flag lives in pinned host memory.
-class BarrierBuffers {
- public:
-  BarrierBuffers(int blocks, cudaStream_t s)
-      : flags_(2 * static_cast<std::size_t>(blocks)), words_(3), slots_(2 * static_cast<std::size_t>(blocks)),
-        tallies_(2), timed_out_(1) {
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, flags_.bytes(), s));
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(words_.data(), 0, words_.bytes(), s));
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(slots_.data(), 0, slots_.bytes(), s));
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(tallies_.data(), 0, tallies_.bytes(), s));
-    timed_out_[0] = 0;
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-    state_.arrival = flags_.data();
-    state_.wakeup = flags_.data() + blocks;
-    state_.arrived = words_.data();
-    state_.generation = words_.data() + 1;
-    state_.epoch = words_.data() + 2;
-    state_.slots = slots_.data();
-    state_.checks = tallies_.data();
-    state_.violations = tallies_.data() + 1;
-    state_.timed_out = timed_out_.data();
-  }
-  const kernels::GridBarrierState& state() const { return state_; }
-  bool timed_out() const { return __atomic_load_n(timed_out_.data(), __ATOMIC_SEQ_CST) != 0; }
-  // [checks, violations]; synchronizes `s`.
-  std::pair<unsigned long long, unsigned long long> tallies(cudaStream_t s) const {
-    unsigned long long t[2] = {0, 0};
-    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(t, tallies_.data(), sizeof t, cudaMemcpyDeviceToHost, s));
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-    return {t[0], t[1]};
-  }
-
- private:
-  DeviceBuffer<unsigned int> flags_, words_, slots_;
-  DeviceBuffer<unsigned long long> tallies_;
-  PinnedBuffer<unsigned int> timed_out_;
-  kernels::GridBarrierState state_;
-};
 
 // `m` scaled by `factor` (seconds to cycles); relative spreads unchanged.
 Metric scaled(Metric m, double factor, std::string tag, std::string name, std::string unit) {
