@@ -1,5 +1,7 @@
 #include "microbench/sampled_metric.hpp"
 
+#include "core/bench/sample_median.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -9,14 +11,8 @@ namespace gpufact::microbench {
 
 Metric with_samples(Metric m, std::vector<double> samples) {
   if (samples.empty()) throw std::invalid_argument("metric '" + m.tag + "' has no samples");
-  std::vector<double> v = samples;
-  const std::size_t n = v.size();
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2), v.end());
-  double median = v[n / 2];
-  if (n % 2 == 0) {
-    const double below = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2));
-    median = 0.5 * (median + below);
-  }
+  const std::size_t n = samples.size();
+  const double median = median_of(samples);
   const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
   double ss = 0;
   for (double x : samples) ss += (x - mean) * (x - mean);

@@ -98,6 +98,13 @@ Case::Case(Session& session, const Experiment& experiment, AxisPoint point, Resu
   result_.seed = seed_;
 }
 
+void Case::require_device_memory(std::size_t bytes) {
+  const std::size_t free = device_free_bytes();
+  if (bytes > free)
+    skip("needs " + std::to_string(bytes >> 20) + " MiB of device memory, " + std::to_string(free >> 20) +
+         " MiB free");
+}
+
 void Case::verify(const std::string& method, double error, double tolerance) {
   const bool ok = std::isfinite(error) && error <= tolerance;
   // Keep the check that is worst relative to its tolerance.

@@ -83,6 +83,9 @@ class Case {
   // Records a check; the result passes only if every check has error <= tolerance (NaN fails).
   void verify(const std::string& method, double error, double tolerance);
   [[noreturn]] void skip(const std::string& reason) { throw SkipCase(reason); }
+  // Skips the case, naming both sizes, unless `bytes` of device memory are free (checked before
+  // allocating, so an oversized case never fails half-way).
+  void require_device_memory(std::size_t bytes);
 
  private:
   Session& session_;

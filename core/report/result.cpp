@@ -38,6 +38,19 @@ MetricRole role_from(const std::string& s) {
 }
 }  // namespace
 
+Metric derived_metric(std::string tag, std::string name, std::string unit, double value, bool higher_is_better,
+                      bool headline, MetricRole role) {
+  Metric m;
+  m.tag = std::move(tag);
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.value = value;
+  m.higher_is_better = higher_is_better;
+  m.headline = headline;
+  m.role = role;
+  return m;
+}
+
 const Metric* Result::find_metric(const std::string& tag) const {
   for (const auto& m : metrics)
     if (m.tag == tag) return &m;

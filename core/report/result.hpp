@@ -61,6 +61,10 @@ struct Result {
   const Metric* find_metric(const std::string& tag) const;
 };
 
+// A computed (not timed) metric: fitted parameters, inferred sizes, best-of summaries.
+Metric derived_metric(std::string tag, std::string name, std::string unit, double value, bool higher_is_better = true,
+                      bool headline = true, MetricRole role = MetricRole::derived);
+
 void to_json(nlohmann::json& j, const Metric& m);
 void from_json(const nlohmann::json& j, Metric& m);
 void to_json(nlohmann::json& j, const Result& r);

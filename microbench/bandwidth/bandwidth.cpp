@@ -60,9 +60,7 @@ void run_stream(Case& c) {
   const std::size_t per_set = (op == "read" || op == "write" ? 1 : 2) * footprint;
   const std::size_t sets = cache == CacheState::rotate ? rotation_count(per_set, l2) : 1;
   const std::size_t needed = sets * per_set + (256u << 20);
-  if (needed > device_free_bytes())
-    c.skip("needs " + std::to_string(needed >> 20) + " MiB of device memory, " +
-           std::to_string(device_free_bytes() >> 20) + " MiB free");
+  c.require_device_memory(needed);
   if (cache == CacheState::rotate) {
     c.result().data["rotation_sets"] = sets;
     c.result().data["rotation_bytes"] = sets * per_set;
@@ -195,11 +193,6 @@ void run_stream(Case& c) {
                   .value = 100.0 * k->value / m->value, .higher_is_better = true, .role = MetricRole::derived});
 }
 
-Metric derived(std::string tag, std::string name, std::string unit, double v, bool headline = true) {
-  return Metric{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v,
-                .higher_is_better = true, .headline = headline, .role = MetricRole::derived};
-}
-
 // Best DRAM rates (contiguous, aligned, sizes > 2 × L2) per stream and against cudaMemcpy and
 // the datasheet; the misalignment penalty; strided effective rates.
 void summarize(Summary& s) {
@@ -249,19 +242,19 @@ void summarize(Summary& s) {
   d.device = s.session().device();
   double best = 0;
   for (const auto& [op, v] : best_dram) {
-    d.metrics.push_back(derived("dram/" + op, "best " + op + ", sizes > 2 × L2", "GB/s", v));
+    d.metrics.push_back(derived_metric("dram/" + op, "best " + op + ", sizes > 2 × L2", "GB/s", v));
     best = std::max(best, v);
   }
   if (copy_vs_memcpy > 0)
-    d.metrics.push_back(derived("dram/copy_vs_memcpy", "copy kernel / cudaMemcpy, same sizes (> 2 × L2)", "%",
+    d.metrics.push_back(derived_metric("dram/copy_vs_memcpy", "copy kernel / cudaMemcpy, same sizes (> 2 × L2)", "%",
                                 copy_vs_memcpy));
   if (best > 0)
-    d.metrics.push_back(derived("dram/best_vs_datasheet", "best DRAM stream / datasheet", "%", 100 * best / datasheet));
+    d.metrics.push_back(derived_metric("dram/best_vs_datasheet", "best DRAM stream / datasheet", "%", 100 * best / datasheet));
   else
     d.reason = "no contiguous aligned size exceeded 2 × L2: no DRAM figure";
   for (const auto& [op, v] : best_any)
-    d.metrics.push_back(derived("any/" + op, "best " + op + ", any size (hot small sizes hit L2)", "GB/s", v, false));
-  d.metrics.push_back(derived("datasheet", "datasheet DRAM bandwidth (2 × clock × bus width)", "GB/s", datasheet, false));
+    d.metrics.push_back(derived_metric("any/" + op, "best " + op + ", any size (hot small sizes hit L2)", "GB/s", v, true, false));
+  d.metrics.push_back(derived_metric("datasheet", "datasheet DRAM bandwidth (2 × clock × bus width)", "GB/s", datasheet, true, false));
   d.data["misaligned"] = misaligned;
   d.data["strided"] = strided;
   d.data["l2_bytes"] = l2;

@@ -1,5 +1,7 @@
 #include "microbench/memory/chase_report.hpp"
 
+#include "microbench/sampled_metric.hpp"
+
 #include "core/bench/case.hpp"
 #include "core/cuda/buffer.hpp"
 
@@ -8,35 +10,12 @@
 
 namespace gpufact::microbench {
 
-Metric sampled_metric(std::string tag, std::string name, std::string unit, const std::vector<double>& samples,
-                      bool headline, MetricRole role) {
-  Metric m{.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit)};
-  m.samples = samples;
-  m.headline = headline;
-  m.role = role;
-  if (samples.empty()) return m;
-  double mean = 0;
-  for (double v : samples) mean += v;
-  mean /= static_cast<double>(samples.size());
-  double var = 0;
-  for (double v : samples) var += (v - mean) * (v - mean);
-  const double sd = samples.size() > 1 ? std::sqrt(var / static_cast<double>(samples.size() - 1)) : 0.0;
-  m.value = median_of(samples);
-  m.stats = {{"median", m.value},
-             {"mean", mean},
-             {"stddev", sd},
-             {"cv", mean != 0 ? sd / std::fabs(mean) : 0.0},
-             {"min", *std::min_element(samples.begin(), samples.end())},
-             {"max", *std::max_element(samples.begin(), samples.end())}};
-  return m;
-}
-
 void add_latency_metrics(Case& c, const ChasePoint& pt, double mhz) {
-  c.add_metric(sampled_metric("latency/cycles", "cycles per dependent access", "cycles", pt.samples, true));
+  c.add_metric(with_samples({.tag = "latency/cycles", .name = "cycles per dependent access", .unit = "cycles", .headline = true}, pt.samples));
   if (mhz > 0) {
     std::vector<double> ns;
     for (double v : pt.samples) ns.push_back(v * 1e3 / mhz);
-    c.add_metric(sampled_metric("latency/ns", "ns per dependent access at the measured SM clock", "ns", ns, true));
+    c.add_metric(with_samples({.tag = "latency/ns", .name = "ns per dependent access at the measured SM clock", .unit = "ns", .headline = true}, ns));
   }
   c.add_metric({.tag = "sm_clock", .name = "SM clock measured before the chase", .unit = "MHz", .value = mhz,
                 .role = MetricRole::environment});
@@ -55,10 +34,7 @@ void add_latency_metrics(Case& c, const ChasePoint& pt, double mhz) {
 void skip_unless_fits(Case& c, std::size_t bytes, int blocks) {
   const std::size_t region = blocks > 1 ? (bytes + (2u << 20) - 1) / (2u << 20) * (2u << 20) : bytes;
   const std::size_t needed = region * static_cast<std::size_t>(blocks) + (256u << 20);
-  const std::size_t free = device_free_bytes();
-  if (needed > free)
-    c.skip("needs " + std::to_string(needed >> 20) + " MiB of device memory, " + std::to_string(free >> 20) +
-           " MiB free");
+  c.require_device_memory(needed);
 }
 
 }  // namespace gpufact::microbench

@@ -11,10 +11,6 @@ namespace gpufact {
 class Case;
 namespace microbench {
 
-// A metric whose value is the median of `samples`, with their spread (mean, stddev, cv, min, max).
-Metric sampled_metric(std::string tag, std::string name, std::string unit, const std::vector<double>& samples,
-                      bool headline = false, MetricRole role = MetricRole::performance);
-
 // latency/cycles and latency/ns (cycles at the measured SM clock `mhz`); multi-SM adds the
 // slowest SM and the distinct SM count.
 void add_latency_metrics(Case& c, const ChasePoint& pt, double mhz);

@@ -7,6 +7,7 @@
 #include "core/cuda/buffer.hpp"
 #include "core/errors.hpp"
 #include "microbench/memory/change_points.hpp"
+#include "microbench/sampled_metric.hpp"
 #include "microbench/memory/chase_report.hpp"
 #include "microbench/memory/memory.hpp"
 #include "microbench/memory/memory_inference.hpp"
@@ -135,23 +136,20 @@ void refine_knees(Sweep& sw, const StepCurve& curve, int n, std::size_t multiple
   }
 }
 
-Metric derived(std::string tag, std::string name, std::string unit, double v, bool headline = true) {
-  return {.tag = std::move(tag), .name = std::move(name), .unit = std::move(unit), .value = v, .headline = headline,
-          .role = MetricRole::derived};
-}
-
 // A latency level as two metrics, cycles and ns, with the plateau's points as samples.
 void add_level(Case& c, const std::string& key, const std::string& name, const std::vector<double>& cycles, double mhz) {
-  c.add_metric(sampled_metric(key + "_cycles", name + " (cycles)", "cycles", cycles, true, MetricRole::derived));
+  c.add_metric(
+      with_samples({.tag = key + "_cycles", .name = name + " (cycles)", .unit = "cycles", .headline = true, .role = MetricRole::derived},
+                   cycles));
   if (mhz > 0) {
     std::vector<double> ns;
     for (double v : cycles) ns.push_back(v * 1e3 / mhz);
-    c.add_metric(sampled_metric(key + "_ns", name + " (ns)", "ns", ns, false, MetricRole::derived));
+    c.add_metric(with_samples({.tag = key + "_ns", .name = name + " (ns)", .unit = "ns", .role = MetricRole::derived}, ns));
   }
 }
 
 void add_capacity(Case& c, const std::string& key, const std::string& name, const Knee& k) {
-  c.add_metric(derived(key, name + ": last size at the lower level", "B", k.x_below));
+  c.add_metric(derived_metric(key, name + ": last size at the lower level", "B", k.x_below, false));
   c.result().data[key + "_interval"] = {k.x_below, k.x_above};
 }
 
@@ -234,13 +232,13 @@ void study_line(Case& c, StudyRunner& r) {
   if (ca.x.size() >= 3) {
     const auto curve = find_steps(ca.x, ca.y);
     c.result().data["ca_stride_curve_8M"] = curve_json(ca, curve, "stride");
-    c.add_metric(derived("sector_bytes", "L1 fill granularity (ca stride sweep, array in L2)", "B", plateau_start(curve)));
+    c.add_metric(derived_metric("sector_bytes", "L1 fill granularity (ca stride sweep, array in L2)", "B", plateau_start(curve), false));
   }
   if (cg.x.size() >= 3) {
     const auto curve = find_steps(cg.x, cg.y);
     c.result().data["cg_stride_curve_beyond_l2"] = curve_json(cg, curve, "stride");
-    c.add_metric(derived("line_bytes", "L2 fill granularity from DRAM (cg stride sweep, array > 4 × L2)", "B",
-                         plateau_start(curve)));
+    c.add_metric(derived_metric("line_bytes", "L2 fill granularity from DRAM (cg stride sweep, array > 4 × L2)", "B",
+                         plateau_start(curve), false));
   }
 
   // Cold trace (L2 flushed, no warm-up) at 4 B on 1 MB: which accesses are slow, how far apart.
@@ -260,11 +258,11 @@ void study_line(Case& c, StudyRunner& r) {
   for (const auto& cl : levels) lv.push_back({{"median_cycles", cl.median}, {"fraction", cl.fraction}});
   c.result().data["cold_trace"] = {{"stride", 4}, {"latency_cycles", tr.latency}, {"levels", lv}};
   if (!levels.empty()) {
-    c.add_metric(derived("trace_sector_period_bytes", "cold trace: bytes between accesses slower than L1 hits", "B",
-                         slow_access_period(lat, 1.5 * levels.front().median, 4), false));
+    c.add_metric(derived_metric("trace_sector_period_bytes", "cold trace: bytes between accesses slower than L1 hits", "B",
+                         slow_access_period(lat, 1.5 * levels.front().median, 4), false, false));
     if (levels.size() >= 2)
-      c.add_metric(derived("trace_line_period_bytes", "cold trace: bytes between accesses at the slowest level", "B",
-                           slow_access_period(lat, 0.5 * (levels[levels.size() - 2].median + levels.back().median), 4),
+      c.add_metric(derived_metric("trace_line_period_bytes", "cold trace: bytes between accesses at the slowest level", "B",
+                           slow_access_period(lat, 0.5 * (levels[levels.size() - 2].median + levels.back().median), 4), false,
                            false));
   }
 }
@@ -298,13 +296,13 @@ void study_tlb(Case& c, StudyRunner& r, int per_octave) {
   for (std::size_t j = 0; j < levels.size(); ++j) {
     const auto& l = levels[j];
     const std::string p = "tlb" + std::to_string(j + 1) + "_";
-    c.add_metric(derived(p + "reach_bytes", "TLB level " + std::to_string(j + 1) + " reach (dense)", "B", l.reach_bytes));
-    c.add_metric(derived(p + "entries", "TLB level " + std::to_string(j + 1) + " entries", "", l.entries));
-    c.add_metric(derived(p + "page_bytes", "TLB level " + std::to_string(j + 1) + " page size" +
+    c.add_metric(derived_metric(p + "reach_bytes", "TLB level " + std::to_string(j + 1) + " reach (dense)", "B", l.reach_bytes, false));
+    c.add_metric(derived_metric(p + "entries", "TLB level " + std::to_string(j + 1) + " entries", "", l.entries, false));
+    c.add_metric(derived_metric(p + "page_bytes", "TLB level " + std::to_string(j + 1) + " page size" +
                                                (l.page_is_upper_bound ? " (upper bound)" : ""),
-                         "B", l.page_bytes));
-    c.add_metric(derived(p + "miss_penalty_cycles", "TLB level " + std::to_string(j + 1) + " miss penalty", "cycles",
-                         l.miss_cycles - l.hit_cycles, false));
+                         "B", l.page_bytes, false));
+    c.add_metric(derived_metric(p + "miss_penalty_cycles", "TLB level " + std::to_string(j + 1) + " miss penalty", "cycles",
+                         l.miss_cycles - l.hit_cycles, false, false));
     lv.push_back({{"reach_bytes", l.reach_bytes}, {"entries", l.entries}, {"page_bytes", l.page_bytes},
                   {"page_is_upper_bound", l.page_is_upper_bound}, {"hit_cycles", l.hit_cycles},
                   {"miss_cycles", l.miss_cycles}});
@@ -352,8 +350,8 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     std::vector<double> v(tr.latency.begin(), tr.latency.end());
     overhead = std::max(0.0, median_of(v) - pt->cycles);
   }
-  c.add_metric(derived("trace_overhead_cycles", "per-access trace overhead (traced − timed L1 hit)", "cycles",
-                       overhead, false));
+  c.add_metric(derived_metric("trace_overhead_cycles", "per-access trace overhead (traced − timed L1 hit)", "cycles",
+                       overhead, false, false));
 
   ChaseBench bench(8 * MiB, 1, s);
   const ChaseSpec spec{.bytes = 8 * MiB, .stride_bytes = 128, .access = ChaseAccess::global_cg};
@@ -374,11 +372,11 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
                   {"fraction", cl.fraction}, {"outlier", cl.outlier}});
   c.result().data["trace"] = {{"latency_cycles_minus_overhead", lat}, {"index", tr.index}, {"clusters", cj}};
   auto level_metric = [&](const std::string& key, const std::string& name, const Cluster& cl) {
-    Metric m = derived(key + "_cycles", name + " (cycles)", "cycles", cl.median);
+    Metric m = derived_metric(key + "_cycles", name + " (cycles)", "cycles", cl.median, false);
     m.stats = {{"median", cl.median}, {"mean", cl.mean}, {"stddev", cl.stddev},
                {"cv", cl.mean > 0 ? cl.stddev / cl.mean : 0.0}, {"min", cl.min}, {"max", cl.max}};
     c.add_metric(m);
-    if (mhz > 0) c.add_metric(derived(key + "_ns", name + " (ns)", "ns", cl.median * 1e3 / mhz, false));
+    if (mhz > 0) c.add_metric(derived_metric(key + "_ns", name + " (ns)", "ns", cl.median * 1e3 / mhz, false, false));
   };
   if (main.size() >= 2) {
     // The two most populated clusters, by latency.
@@ -387,7 +385,7 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     std::sort(two.begin(), two.end(), [](const Cluster& a, const Cluster& b) { return a.median < b.median; });
     level_metric("l2_near", "L2 near-partition hit", two[0]);
     level_metric("l2_far", "L2 far-partition hit", two[1]);
-    c.add_metric(derived("l2_near_fraction", "share of lines in the near partition", "", two[0].fraction, false));
+    c.add_metric(derived_metric("l2_near_fraction", "share of lines in the near partition", "", two[0].fraction, false, false));
   } else if (main.size() == 1) {
     level_metric("l2_hit_single_cluster", "L2 hit (one latency cluster: no partitions seen)", main[0]);
     c.result().reason = "one L2 latency cluster: no near/far partitions seen";
@@ -420,8 +418,8 @@ void study_multi_sm(Case& c, StudyRunner& r, int per_octave, double mhz) {
     add_capacity(c, "multi_l1_capacity_bytes_per_sm", "L1 capacity per SM, every SM chasing", curve.knees.front());
   if (curve.knees.size() >= 2) {
     const auto& k = curve.knees.back();
-    c.add_metric(derived("multi_l2_capacity_bytes_total", "L2 capacity, every SM chasing: knee × SM count", "B",
-                         k.x_below * sms));
+    c.add_metric(derived_metric("multi_l2_capacity_bytes_total", "L2 capacity, every SM chasing: knee × SM count", "B",
+                         k.x_below * sms, false));
     c.result().data["multi_l2_capacity_bytes_total_interval"] = {k.x_below * sms, k.x_above * sms};
   }
 }

@@ -36,9 +36,7 @@ double median_of(const Result& r, const std::string& tag) {
 void run_panel(Case& c) {
   const std::int64_t m = c.integer("m"), n = c.integer("n");
   const std::size_t count = static_cast<std::size_t>(m * n), bytes = count * sizeof(float);
-  if (3 * bytes + (256u << 20) > device_free_bytes())
-    c.skip("needs " + std::to_string((3 * bytes) >> 20) + " MiB of device memory, " +
-           std::to_string(device_free_bytes() >> 20) + " MiB free");
+  c.require_device_memory(3 * bytes + (256u << 20));
   cudaStream_t s = c.stream();
   const double flops = getf2_flops(m, n);
 

@@ -165,22 +165,14 @@ void summarize(Summary& s) {
   try {
     const BankInference inf = infer_bank_layout(curve);
     d.status = Status::passed;
-    auto derived = [](std::string tag, std::string name, std::string unit, double v, bool headline) {
-      return Metric{.tag = std::move(tag),
-                    .name = std::move(name),
-                    .unit = std::move(unit),
-                    .value = v,
-                    .headline = headline,
-                    .role = MetricRole::derived};
-    };
-    d.metrics.push_back(derived("banks", "shared-memory banks (inferred)", "", inf.layout.banks, true));
-    d.metrics.push_back(derived("bank_width_bytes", "bank width (inferred)", "B", inf.layout.width_bytes, true));
-    d.metrics.push_back(derived("cycles_per_degree", "cycles per access per degree of conflict", "cycles",
-                                inf.cycles_per_degree, false));
+    d.metrics.push_back(derived_metric("banks", "shared-memory banks (inferred)", "", inf.layout.banks, false, true));
+    d.metrics.push_back(derived_metric("bank_width_bytes", "bank width (inferred)", "B", inf.layout.width_bytes, false, true));
+    d.metrics.push_back(derived_metric("cycles_per_degree", "cycles per access per degree of conflict", "cycles",
+                                inf.cycles_per_degree, false, false));
     d.metrics.push_back(
-        derived("base_cycles", "cycles per access at degree 0 (intercept)", "cycles", inf.base_cycles, false));
-    d.metrics.push_back(derived("max_rel_residual", "largest relative misfit of the linear model", "%",
-                                100 * inf.max_abs_rel_residual, false));
+        derived_metric("base_cycles", "cycles per access at degree 0 (intercept)", "cycles", inf.base_cycles, false, false));
+    d.metrics.push_back(derived_metric("max_rel_residual", "largest relative misfit of the linear model", "%",
+                                100 * inf.max_abs_rel_residual, false, false));
     nlohmann::json pts = nlohmann::json::array();
     for (std::size_t i = 0; i < curve.size(); ++i)
       pts.push_back({{"stride", curve[i].stride_words},

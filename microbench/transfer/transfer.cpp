@@ -145,9 +145,7 @@ void run_transfer(Case& c) {
   const bool pinned = c.text("memory") == "pinned";
   const bool h2d = direction != "d2h", d2h = direction != "h2d";
   const std::size_t device_needed = n * (h2d && d2h ? 2 : 1) + (64u << 20);
-  if (device_needed > device_free_bytes())
-    c.skip("needs " + std::to_string(device_needed >> 20) + " MiB of device memory, " +
-           std::to_string(device_free_bytes() >> 20) + " MiB free");
+  c.require_device_memory(device_needed);
   const std::size_t host_needed = 2 * n + (256u << 20);
   if (const std::size_t avail = host_available_bytes(); avail > 0 && host_needed > avail)
     c.skip("needs " + std::to_string(host_needed >> 20) + " MiB of host memory, " + std::to_string(avail >> 20) +
@@ -235,17 +233,6 @@ void run_transfer(Case& c) {
 
 // --- summary ---------------------------------------------------------------------------------
 
-Metric derived(std::string tag, std::string name, std::string unit, double v, bool higher_is_better, bool headline,
-               MetricRole role = MetricRole::derived) {
-  return Metric{.tag = std::move(tag),
-                .name = std::move(name),
-                .unit = std::move(unit),
-                .value = v,
-                .higher_is_better = higher_is_better,
-                .headline = headline,
-                .role = role};
-}
-
 nlohmann::json inventory_pcie(Summary& s) {
   const int device = s.session().device();
   for (const auto& g : s.session().system().doc.value("gpus", nlohmann::json::array()))
@@ -284,13 +271,13 @@ void summarize(Summary& s) {
       const TransferFit fit = fit_latency_bandwidth(pts);
       beta[key] = fit.beta_bytes_per_s * 1e-9;
       d.status = Status::passed;
-      Metric alpha = derived("alpha_us", "α: fixed cost per transfer", "us", fit.alpha_s * 1e6, false, true);
+      Metric alpha = derived_metric("alpha_us", "α: fixed cost per transfer", "us", fit.alpha_s * 1e6, false, true);
       alpha.published = Published{15.0, "volkov08 eq. 1 (PCIe 1.1 x16, pinned)"};
-      Metric b = derived("beta_GBs", "β: asymptotic bandwidth", "GB/s", fit.beta_bytes_per_s * 1e-9, true, true);
+      Metric b = derived_metric("beta_GBs", "β: asymptotic bandwidth", "GB/s", fit.beta_bytes_per_s * 1e-9, true, true);
       b.published = Published{3.3, "volkov08 eq. 1 (PCIe 1.1 x16, pinned)"};
       d.metrics = {alpha, b,
-                   derived("n_half_bytes", "n½ = α·β: size reaching half of β", "B", fit.n_half_bytes, false, false),
-                   derived("max_rel_residual", "largest |measured − model| / measured", "%",
+                   derived_metric("n_half_bytes", "n½ = α·β: size reaching half of β", "B", fit.n_half_bytes, false, false),
+                   derived_metric("max_rel_residual", "largest |measured − model| / measured", "%",
                            100 * fit.max_abs_rel_residual, false, false)};
       nlohmann::json rows = nlohmann::json::array();
       for (std::size_t i = 0; i < pts.size(); ++i)
@@ -328,13 +315,13 @@ void summarize(Summary& s) {
   const int max_gen = now.value("max_generation", 0), max_width = now.value("max_width", 0);
   if (gen > 0 && width > 0) {
     link.metrics.push_back(
-        derived("pcie_generation", "PCIe generation", "", gen, true, false, MetricRole::environment));
-    link.metrics.push_back(derived("pcie_width", "PCIe lanes", "", width, true, false, MetricRole::environment));
+        derived_metric("pcie_generation", "PCIe generation", "", gen, true, false, MetricRole::environment));
+    link.metrics.push_back(derived_metric("pcie_width", "PCIe lanes", "", width, true, false, MetricRole::environment));
     link.metrics.push_back(
-        derived("pcie_max_generation", "PCIe generation (max)", "", max_gen, true, false, MetricRole::environment));
+        derived_metric("pcie_max_generation", "PCIe generation (max)", "", max_gen, true, false, MetricRole::environment));
     link.metrics.push_back(
-        derived("pcie_max_width", "PCIe lanes (max)", "", max_width, true, false, MetricRole::environment));
-    link.metrics.push_back(derived("link_GBs", "PCIe data rate per direction (after line encoding)", "GB/s",
+        derived_metric("pcie_max_width", "PCIe lanes (max)", "", max_width, true, false, MetricRole::environment));
+    link.metrics.push_back(derived_metric("link_GBs", "PCIe data rate per direction (after line encoding)", "GB/s",
                                    pcie_link_gbs(gen, width), true, false, MetricRole::environment));
     if ((max_gen > 0 && gen < max_gen) || (max_width > 0 && width < max_width))
       flags.push_back("link at Gen" + std::to_string(gen) + " x" + std::to_string(width) + ", below its maximum Gen" +
@@ -348,17 +335,17 @@ void summarize(Summary& s) {
     const auto h = best.find({"h2d", memory}), d = best.find({"d2h", memory});
     if (h != best.end())
       link.metrics.push_back(
-          derived("best_h2d_" + memory + "_GBs", "best H2D " + memory, "GB/s", h->second, true, memory == "pinned"));
+          derived_metric("best_h2d_" + memory + "_GBs", "best H2D " + memory, "GB/s", h->second, true, memory == "pinned"));
     if (d != best.end())
       link.metrics.push_back(
-          derived("best_d2h_" + memory + "_GBs", "best D2H " + memory, "GB/s", d->second, true, memory == "pinned"));
+          derived_metric("best_d2h_" + memory + "_GBs", "best D2H " + memory, "GB/s", d->second, true, memory == "pinned"));
     if (h == best.end() || d == best.end()) continue;
     // Asymmetry from the fitted β where both fits exist, else from the best rates.
     const auto bh = beta.find({"h2d", memory}), bd = beta.find({"d2h", memory});
     const bool fitted = bh != beta.end() && bd != beta.end();
     const double asym = fitted ? relative_asymmetry(bh->second, bd->second) : relative_asymmetry(h->second, d->second);
     link.metrics.push_back(
-        derived("asymmetry_" + memory, "|H2D − D2H| / max, " + memory, "%", 100 * asym, false, false));
+        derived_metric("asymmetry_" + memory, "|H2D − D2H| / max, " + memory, "%", 100 * asym, false, false));
     if (asym > kAsymmetryFlag)
       flags.push_back(std::string("H2D and D2H ") + memory + " differ by " +
                       std::to_string(static_cast<int>(100 * asym)) + "% (" + (fitted ? "fitted β" : "best rates") +
@@ -367,7 +354,7 @@ void summarize(Summary& s) {
       flags.push_back("pinned H2D/D2H below the " + std::to_string(static_cast<int>(kTargetGBs)) +
                       " GB/s target for a Gen5 x16 link");
     if (memory == "pinned" && gen > 0 && width > 0)
-      link.metrics.push_back(derived("pinned_vs_link", "best pinned direction / link data rate", "%",
+      link.metrics.push_back(derived_metric("pinned_vs_link", "best pinned direction / link data rate", "%",
                                      100 * std::max(h->second, d->second) / pcie_link_gbs(gen, width), true, false));
   }
   link.data["flags"] = flags;
