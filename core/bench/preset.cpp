@@ -29,6 +29,14 @@ std::vector<fs::path> config_dirs() {
   return dirs;
 }
 
+std::optional<fs::path> find_config_file(const fs::path& relative) {
+  for (const auto& d : config_dirs()) {
+    std::error_code ec;
+    if (fs::is_regular_file(d / relative, ec)) return d / relative;
+  }
+  return std::nullopt;
+}
+
 Preset parse_preset(const std::string& text, const std::string& origin) {
   nlohmann::json j;
   try {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,10 @@ struct Preset {
 // Directories searched for built-in presets: next to the binary (bundle), ../share/gpufact
 // (install), then the source tree this binary was built from.
 std::vector<std::filesystem::path> config_dirs();
+
+// The first `relative` path (e.g. "tuning/sgemm_simt.json") that exists under config_dirs(), or
+// nullopt. Tuning tables measured on a GPU live there, next to the presets.
+std::optional<std::filesystem::path> find_config_file(const std::filesystem::path& relative);
 
 // `name_or_path` is a built-in preset name (quick, full, ci, ...) or a JSON file path.
 // Throws UsageError naming the preset and what exists.
