@@ -1,6 +1,7 @@
 #include "apps/gpufact/catalog.hpp"
 
 #include "factorizations/host_blas/host_blas.hpp"
+#include "factorizations/tsqr_baselines/qr_baselines.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
 #include "microbench/barrier/barrier.hpp"
 #include "microbench/launch/launch.hpp"
@@ -28,6 +29,7 @@ const Registry& experiment_catalog() {
     microbench::register_barrier(r);    // §3.6
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8
+    factorizations::register_qr_baselines(r);  // anderson10 §V: fig8, fig9, conditioning
     return r;
   }();
   return registry;

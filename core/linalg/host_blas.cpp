@@ -3,11 +3,13 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 namespace gpufact::host {
 namespace {
@@ -119,6 +121,18 @@ void lacpy(std::int64_t m, std::int64_t n, const T* a, std::int64_t lda, T* b, s
 }
 
 template <class T>
+int singular_values(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* s) {
+  if (m == 0 || n == 0) return 0;
+  std::vector<T> superb(static_cast<std::size_t>(std::min(m, n)));
+  if constexpr (std::is_same_v<T, float>)
+    return LAPACKE_sgesvd(LAPACK_COL_MAJOR, 'N', 'N', to_int(m, "m"), to_int(n, "n"), a, to_int(lda, "lda"), s,
+                          nullptr, 1, nullptr, 1, superb.data());
+  else
+    return LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'N', to_int(m, "m"), to_int(n, "n"), a, to_int(lda, "lda"), s,
+                          nullptr, 1, nullptr, 1, superb.data());
+}
+
+template <class T>
 double lange(char norm, std::int64_t m, std::int64_t n, const T* a, std::int64_t lda) {
   if (m == 0 || n == 0) return 0.0;
   if constexpr (std::is_same_v<T, float>)
@@ -195,6 +209,7 @@ int blas_threads() { return openblas_get_num_threads(); }
   template int potrf<T>(Uplo, std::int64_t, T*, std::int64_t);                                                   \
   template int geqrf<T>(std::int64_t, std::int64_t, T*, std::int64_t, T*);                                       \
   template int orgqr<T>(std::int64_t, std::int64_t, std::int64_t, T*, std::int64_t, const T*);                   \
+  template int singular_values<T>(std::int64_t, std::int64_t, T*, std::int64_t, T*);                             \
   template int laswp<T>(std::int64_t, T*, std::int64_t, std::int64_t, std::int64_t, const int*);                 \
   template void lacpy<T>(std::int64_t, std::int64_t, const T*, std::int64_t, T*, std::int64_t);                  \
   template double lange<T>(char, std::int64_t, std::int64_t, const T*, std::int64_t);                            \

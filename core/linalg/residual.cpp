@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace gpufact {
@@ -29,7 +30,58 @@ void require_col_major(MatrixView<const T> a, const char* what) {
   if (a.layout != Layout::col_major) throw std::invalid_argument(std::string(what) + " must be column-major");
 }
 
+template <class T>
+HostMatrix<double> to_double(MatrixView<const T> a) {
+  HostMatrix<double> d(a.rows, a.cols);
+  for (std::int64_t j = 0; j < a.cols; ++j)
+    for (std::int64_t i = 0; i < a.rows; ++i) d(i, j) = static_cast<double>(a(i, j));
+  return d;
+}
+
+// Lower triangle of QᵀQ for rows [first, first + rows) of q, summed pairwise over chunks of rows
+// (the rounding error then grows with log(m) rather than with m).
+void pairwise_gram(const HostMatrix<double>& q, std::int64_t first, std::int64_t rows, HostMatrix<double>& out) {
+  constexpr std::int64_t kChunk = 4096;
+  const std::int64_t n = q.cols();
+  if (rows <= kChunk) {
+    host::syrk(Uplo::lower, Op::T, n, rows, 1.0, q.data() + first, q.ld(), 0.0, out.data(), out.ld());
+    return;
+  }
+  const std::int64_t half = (rows / 2 + kChunk - 1) / kChunk * kChunk;
+  pairwise_gram(q, first, half, out);
+  HostMatrix<double> bottom(n, n);
+  pairwise_gram(q, first + half, rows - half, bottom);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) out(i, j) += bottom(i, j);
+}
+
 }  // namespace
+
+template <class T>
+QrErrors qr_explicit_residual(MatrixView<const T> a, MatrixView<const T> q, MatrixView<const T> r) {
+  require_col_major(a, "qr_explicit_residual: A");
+  require_col_major(q, "qr_explicit_residual: Q");
+  require_col_major(r, "qr_explicit_residual: R");
+  const std::int64_t m = a.rows, n = a.cols;
+  if (q.rows != m || q.cols != n || r.rows != n || r.cols != n)
+    throw std::invalid_argument("qr_explicit_residual: needs A and Q m × n and R n × n, got A " +
+                                std::to_string(m) + "×" + std::to_string(n) + ", Q " + std::to_string(q.rows) +
+                                "×" + std::to_string(q.cols) + ", R " + std::to_string(r.rows) + "×" +
+                                std::to_string(r.cols));
+  if (m == 0 || n == 0) return {};
+  HostMatrix<double> res = to_double(a), qd = to_double(q), rd(n, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i <= j; ++i) rd(i, j) = static_cast<double>(r(i, j));
+  const double a_norm = host::lange('1', m, n, res.data(), res.ld());
+  host::gemm(Op::N, Op::N, m, n, n, -1.0, qd.data(), qd.ld(), rd.data(), rd.ld(), 1.0, res.data(), res.ld());
+  QrErrors e;
+  e.factorization = scaled(host::lange('1', m, n, res.data(), res.ld()), a_norm);
+  HostMatrix<double> gram(n, n);
+  pairwise_gram(qd, 0, m, gram);
+  for (std::int64_t j = 0; j < n; ++j) gram(j, j) -= 1.0;
+  e.orthogonality = host::lansy('1', Uplo::lower, n, gram.data(), gram.ld());
+  return e;
+}
 
 template <class T>
 double lu_residual(MatrixView<const T> a, MatrixView<const T> lu, const int* ipiv) {
@@ -141,6 +193,7 @@ double gemm_error(char ta, char tb, MatrixView<const T> a, MatrixView<const T> b
   template double lu_residual<T>(MatrixView<const T>, MatrixView<const T>, const int*);                     \
   template double cholesky_residual<T>(MatrixView<const T>, MatrixView<const T>);                           \
   template QrErrors qr_residual<T>(MatrixView<const T>, MatrixView<const T>, const T*);                     \
+  template QrErrors qr_explicit_residual<T>(MatrixView<const T>, MatrixView<const T>, MatrixView<const T>); \
   template double orthogonality_error<T>(MatrixView<const T>);                                              \
   template double gemm_error<T>(char, char, MatrixView<const T>, MatrixView<const T>, MatrixView<const T>,  \
                                 MatrixView<const T>, T, T);

@@ -17,13 +17,20 @@ template <class T>
 double cholesky_residual(MatrixView<const T> a, MatrixView<const T> l);
 
 struct QrErrors {
-  double factorization = 0.0;  // ‖A − QR‖₁ / (m ‖A‖₁ ε)
-  double orthogonality = 0.0;  // ‖I − QᵀQ‖₁ / (m ε)
+  double factorization = 0.0;  // ‖A − QR‖₁ / (m ‖A‖₁ ε)   (qr_explicit_residual: ‖A − QR‖₁ / ‖A‖₁)
+  double orthogonality = 0.0;  // ‖I − QᵀQ‖₁ / (m ε)        (qr_explicit_residual: ‖I − QᵀQ‖₁)
 };
 // qr holds geqrf's output (R on and above the diagonal, Householder vectors below), tau its
 // scalars. Forms the economy Q (m × min(m, n)) with orgqr.
 template <class T>
 QrErrors qr_residual(MatrixView<const T> a, MatrixView<const T> qr, const T* tau);
+
+// Unscaled ‖A − QR‖₁ / ‖A‖₁ and ‖I − QᵀQ‖₁ for an explicit Q (m × n) and R (n × n; only its upper
+// triangle is read), computed in double precision whatever T is, with QᵀQ summed pairwise over
+// row chunks, so the check's own rounding stays far below the ε of T even for m = 10⁶ in FP64.
+// Callers scale by √n·ε of their own precision (the anderson10 pass rule is ≤ 10 √n ε).
+template <class T>
+QrErrors qr_explicit_residual(MatrixView<const T> a, MatrixView<const T> q, MatrixView<const T> r);
 
 // ‖I − QᵀQ‖₁ / (m ε) for an explicit m × n Q with orthonormal columns.
 template <class T>

@@ -1,0 +1,233 @@
+#include "factorizations/tsqr_baselines/qr_methods.hpp"
+
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/check.hpp"
+#include "core/cuda/graph.hpp"
+#include "core/cuda/handles.hpp"
+#include "core/cuda/stream.hpp"
+#include "core/linalg/device_blas.hpp"
+#include "core/linalg/host_blas.hpp"
+#include "kernels/qr/householder_blas2.cuh"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+
+namespace gpufact::factorizations {
+namespace {
+
+template <class T>
+void copy_matrix(const T* a, std::int64_t lda, T* b, std::int64_t ldb, std::int64_t m, std::int64_t n,
+                 cudaStream_t s) {
+  GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(b, static_cast<std::size_t>(ldb) * sizeof(T), a,
+                                       static_cast<std::size_t>(lda) * sizeof(T), static_cast<std::size_t>(m) * sizeof(T),
+                                       static_cast<std::size_t>(n), cudaMemcpyDeviceToDevice, s));
+}
+
+// cuBLAS trmm, in place on B (cuBLAS is out of place; B == C gives BLAS's in-place form).
+template <class T>
+void trmm_left_upper(cublasHandle_t h, std::int64_t n, const T* a, std::int64_t lda, T* b, std::int64_t ldb) {
+  const T one = 1;
+  const int N = static_cast<int>(n), LDA = static_cast<int>(lda), LDB = static_cast<int>(ldb);
+  if constexpr (std::is_same_v<T, float>)
+    GPUFACT_CUBLAS_CHECK(cublasStrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, N,
+                                     N, &one, a, LDA, b, LDB, b, LDB));
+  else
+    GPUFACT_CUBLAS_CHECK(cublasDtrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, N,
+                                     N, &one, a, LDA, b, LDB, b, LDB));
+}
+
+// cuSOLVER geqrf on a copy of A (in Q's storage), R copied out of its upper triangle, then orgqr
+// overwrites the Householder vectors with Q. The first run grows the solver workspace.
+template <class T>
+class CusolverPlan final : public QrPlan<T> {
+ public:
+  CusolverPlan(std::int64_t m, std::int64_t n) : m_(m), n_(n), tau_(static_cast<std::size_t>(n)) {}
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    solver_.set_stream(s);
+    copy_matrix(a, lda, q, ldq, m_, n_, s);
+    dev::geqrf(solver_, m_, n_, q, ldq, tau_.data(), ws_);
+    kernels::launch_copy_upper_triangle(q, ldq, n_, r, ldr, s);
+    dev::orgqr(solver_, m_, n_, n_, q, ldq, tau_.data(), ws_);
+  }
+  std::string failure(cudaStream_t s) override {
+    const int info = ws_.read_info(s);
+    return info == 0 ? std::string() : "cuSOLVER orgqr returned info " + std::to_string(info);
+  }
+
+ private:
+  std::int64_t m_, n_;
+  CusolverHandle solver_;
+  dev::SolverWorkspace ws_;
+  DeviceBuffer<T> tau_;
+};
+
+// The hand-written BLAS2 Householder QR (kernels/qr/householder_blas2.cuh) on a copy of A, then
+// explicit Q by backward accumulation and R from the upper triangle. Its ~7n launches are
+// captured once per set of pointers into a CUDA graph (on a private idle stream) and replayed.
+template <class T>
+class Blas2Plan final : public QrPlan<T> {
+ public:
+  Blas2Plan(std::int64_t m, std::int64_t n)
+      : m_(m), n_(n), work_(static_cast<std::size_t>(m * n)), tau_(static_cast<std::size_t>(n)) {
+    const auto c = kernels::householder_blas2_workspace_counts(m, n);
+    partials_ = DeviceBuffer<T>(c.partials);
+    sumsq_ = DeviceBuffer<T>(c.sumsq_partials);
+    w_ = DeviceBuffer<T>(c.w);
+    v_ = DeviceBuffer<T>(c.v);
+    scale_ = DeviceBuffer<T>(c.scale);
+  }
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    const auto key = std::make_tuple(a, lda, q, ldq, r, ldr);
+    if (!graph_ || key != key_) {
+      graph_ = std::make_unique<CapturedGraph>(CapturedGraph::capture(capture_stream_.get(), [&](cudaStream_t cs) {
+        enqueue(a, lda, q, ldq, r, ldr, cs);
+      }));
+      key_ = key;
+    }
+    graph_->launch(s);
+  }
+  std::string failure(cudaStream_t s) override {
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    return {};
+  }
+
+ private:
+  void enqueue(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) {
+    const kernels::HouseholderBlas2Workspace<T> ws{partials_.data(), sumsq_.data(), w_.data(), v_.data(),
+                                                   scale_.data()};
+    copy_matrix(a, lda, work_.data(), m_, m_, n_, s);
+    kernels::launch_householder_blas2_geqr2(work_.data(), m_, m_, n_, tau_.data(), ws, s);
+    kernels::launch_copy_upper_triangle(work_.data(), m_, n_, r, ldr, s);
+    kernels::launch_householder_blas2_org2r(work_.data(), m_, tau_.data(), m_, n_, q, ldq, ws, s);
+  }
+  std::int64_t m_, n_;
+  DeviceBuffer<T> work_, tau_, partials_, sumsq_, w_, v_, scale_;
+  Stream capture_stream_;
+  std::unique_ptr<CapturedGraph> graph_;
+  std::tuple<const T*, std::int64_t, T*, std::int64_t, T*, std::int64_t> key_{};
+};
+
+// CholeskyQR2 (beyond the paper): R₁ = chol(AᵀA), Q₁ = A R₁⁻¹, the same once more on Q₁, R = R₂R₁.
+// BLAS3 only, so fast; orthogonality degrades like κ²ε and the Cholesky breaks down at κ²ε ≳ 1.
+template <class T>
+class CholQr2Plan final : public QrPlan<T> {
+ public:
+  CholQr2Plan(std::int64_t m, std::int64_t n)
+      : m_(m), n_(n), g1_(static_cast<std::size_t>(n * n)), g2_(static_cast<std::size_t>(n * n)) {}
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    blas_.set_stream(s);
+    solver_.set_stream(s);
+    dev::syrk(blas_, Uplo::upper, Op::T, n_, m_, T(1), a, lda, T(0), g1_.data(), n_);
+    dev::potrf(solver_, Uplo::upper, n_, g1_.data(), n_, ws1_);
+    copy_matrix(a, lda, q, ldq, m_, n_, s);
+    dev::trsm(blas_, Side::right, Uplo::upper, Op::N, Diag::non_unit, m_, n_, T(1), g1_.data(), n_, q, ldq);
+    dev::syrk(blas_, Uplo::upper, Op::T, n_, m_, T(1), q, ldq, T(0), g2_.data(), n_);
+    dev::potrf(solver_, Uplo::upper, n_, g2_.data(), n_, ws2_);
+    dev::trsm(blas_, Side::right, Uplo::upper, Op::N, Diag::non_unit, m_, n_, T(1), g2_.data(), n_, q, ldq);
+    kernels::launch_copy_upper_triangle(g1_.data(), n_, n_, r, ldr, s);
+    trmm_left_upper<T>(blas_, n_, g2_.data(), n_, r, ldr);
+  }
+  std::string failure(cudaStream_t s) override {
+    const int first = ws1_.read_info(s), second = ws2_.read_info(s);
+    if (first < 0 || second < 0)
+      throw std::runtime_error("cholqr2: potrf rejected an argument (info " + std::to_string(std::min(first, second)) +
+                               ")");
+    if (first > 0)
+      return "Cholesky of AᵀA failed (κ too large): potrf info " + std::to_string(first) + " in the first pass";
+    if (second > 0)
+      return "Cholesky of AᵀA failed (κ too large): potrf info " + std::to_string(second) +
+             " in the second pass (on Q₁ᵀQ₁)";
+    return {};
+  }
+
+ private:
+  std::int64_t m_, n_;
+  CublasHandle blas_;
+  CusolverHandle solver_;
+  dev::SolverWorkspace ws1_, ws2_;
+  DeviceBuffer<T> g1_, g2_;
+};
+
+// LAPACK geqrf + orgqr (OpenBLAS) on the host, all online cores, host memory, no transfers.
+template <class T>
+class OpenblasPlan final : public QrPlan<T> {
+ public:
+  OpenblasPlan(std::int64_t m, std::int64_t n) : m_(m), n_(n), tau_(static_cast<std::size_t>(n)) {
+    host::set_blas_threads(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  }
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t) override {
+    host::lacpy(m_, n_, a, lda, q, ldq);
+    info_ = host::geqrf(m_, n_, q, ldq, tau_.data());
+    for (std::int64_t j = 0; j < n_; ++j)
+      for (std::int64_t i = 0; i < n_; ++i) r[i + j * ldr] = i <= j ? q[i + j * ldq] : T(0);
+    if (info_ == 0) info_ = host::orgqr(m_, n_, n_, q, ldq, tau_.data());
+  }
+  std::string failure(cudaStream_t) override {
+    return info_ == 0 ? std::string() : "LAPACK geqrf/orgqr returned info " + std::to_string(info_);
+  }
+
+ private:
+  std::int64_t m_, n_;
+  std::vector<T> tau_;
+  int info_ = 0;
+};
+
+template <class T>
+std::vector<QrMethod<T>> make_table() {
+  const auto bytes = [](double count) { return static_cast<std::size_t>(count * sizeof(T)) + (std::size_t{64} << 20); };
+  const auto d = [](std::int64_t x) { return static_cast<double>(x); };
+  return {
+      {"cusolver", "cuSOLVER geqrf + orgqr", {true, QrMemory::device}, true,
+       [bytes, d](std::int64_t m, std::int64_t n) { return bytes(d(n) * d(n + 64) + 0.05 * d(m) * d(n)); },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<CusolverPlan<T>>(m, n); }},
+      {"blas2_gpu", "BLAS2 Householder QR (GPU)", {true, QrMemory::device}, false,
+       [bytes, d](std::int64_t m, std::int64_t n) {
+         const auto c = kernels::householder_blas2_workspace_counts(m, n);
+         return bytes(d(m) * d(n) + static_cast<double>(c.partials + c.sumsq_partials + c.v) + 2.0 * d(n));
+       },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<Blas2Plan<T>>(m, n); }},
+      {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
+       [](std::int64_t, std::int64_t) { return std::size_t{0}; },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<OpenblasPlan<T>>(m, n); }},
+      {"cholqr2", "CholeskyQR2 (cuBLAS + cuSOLVER)", {true, QrMemory::device}, true,
+       [bytes, d](std::int64_t, std::int64_t n) { return bytes(4.0 * d(n) * d(n)); },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<CholQr2Plan<T>>(m, n); }},
+  };
+}
+
+}  // namespace
+
+template <class T>
+const std::vector<QrMethod<T>>& qr_methods() {
+  static const std::vector<QrMethod<T>> table = make_table<T>();
+  return table;
+}
+
+template <class T>
+const QrMethod<T>& qr_method(std::string_view name) {
+  for (const auto& m : qr_methods<T>())
+    if (m.name == name) return m;
+  throw std::invalid_argument("unknown QR method '" + std::string(name) + "'");
+}
+
+std::vector<std::string> qr_method_names() {
+  std::vector<std::string> names;
+  for (const auto& m : qr_methods<float>()) names.push_back(m.name);
+  return names;
+}
+
+double qr_explicit_flops(std::int64_t m, std::int64_t n) {
+  const double M = static_cast<double>(m), N = static_cast<double>(n);
+  return 2.0 * (2.0 * M * N * N - 2.0 * N * N * N / 3.0);
+}
+
+template const std::vector<QrMethod<float>>& qr_methods<float>();
+template const std::vector<QrMethod<double>>& qr_methods<double>();
+template const QrMethod<float>& qr_method<float>(std::string_view);
+template const QrMethod<double>& qr_method<double>(std::string_view);
+
+}  // namespace gpufact::factorizations

@@ -1,0 +1,66 @@
+// The QR methods the anderson10 experiments compare (§V.A): one small table, each entry a name,
+// what it needs, a prepare step (workspace, untimed) and a run step that turns A into an explicit
+// Q (m × n) and R (n × n, zeros below the diagonal). A new method is one more table entry.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpufact::factorizations {
+
+// Where a method's A, Q and R live: device methods take device pointers and enqueue on the
+// stream; host methods take host pointers and run on the calling thread (host timer).
+enum class QrMemory { device, host };
+
+struct QrNeeds {
+  bool gpu = true;
+  QrMemory memory = QrMemory::device;
+};
+
+template <class T>
+class QrPlan {
+ public:
+  virtual ~QrPlan() = default;
+  // Contract: a (m × n, lda >= m) is only read; q (m × n, ldq >= m) receives Q with orthonormal
+  // columns, r (n × n, ldr >= n) receives R, upper triangular with zeros below, A = QR. The plan's
+  // m and n fix the shape. Device methods enqueue on `stream` (which may be held by a blocking
+  // kernel unless the method synchronizes); host methods ignore it.
+  virtual void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr,
+                   cudaStream_t stream) = 0;
+  // Blocks until the last run finished and returns why it failed numerically (a result, e.g. a
+  // Cholesky breakdown), or an empty string.
+  virtual std::string failure(cudaStream_t stream) = 0;
+};
+
+template <class T>
+struct QrMethod {
+  std::string name;   // the `method` axis value: "cusolver"
+  std::string label;  // display name
+  QrNeeds needs;
+  bool synchronizes = false;  // run waits for the host (library calls): time it as issued
+  // Device memory the plan allocates beyond A, Q and R (an estimate for require_device_memory).
+  std::function<std::size_t(std::int64_t m, std::int64_t n)> workspace_bytes;
+  std::function<std::unique_ptr<QrPlan<T>>(std::int64_t m, std::int64_t n)> prepare;
+};
+
+// The table, in display order.
+template <class T>
+const std::vector<QrMethod<T>>& qr_methods();
+// Throws std::invalid_argument for an unknown name.
+template <class T>
+const QrMethod<T>& qr_method(std::string_view name);
+// The names, for the `method` axis choices.
+std::vector<std::string> qr_method_names();
+
+// Flops credited to every method: LAPACK geqrf + orgqr of an m × n matrix, 2mn² − 2n³/3 each
+// (anderson10 §V.C counts "SGEQRF + SORGQR").
+double qr_explicit_flops(std::int64_t m, std::int64_t n);
+
+}  // namespace gpufact::factorizations
