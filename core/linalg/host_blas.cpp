@@ -103,6 +103,15 @@ int orgqr(std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda
 }
 
 template <class T>
+int trtri(Uplo uplo, Diag diag, std::int64_t n, T* a, std::int64_t lda) {
+  const char d = diag == Diag::unit ? 'U' : 'N';
+  if constexpr (std::is_same_v<T, float>)
+    return LAPACKE_strtri(LAPACK_COL_MAJOR, lp(uplo), d, to_int(n, "n"), a, to_int(lda, "lda"));
+  else
+    return LAPACKE_dtrtri(LAPACK_COL_MAJOR, lp(uplo), d, to_int(n, "n"), a, to_int(lda, "lda"));
+}
+
+template <class T>
 int laswp(std::int64_t n, T* a, std::int64_t lda, std::int64_t k1, std::int64_t k2, const int* ipiv) {
   if constexpr (std::is_same_v<T, float>)
     return LAPACKE_slaswp(LAPACK_COL_MAJOR, to_int(n, "n"), a, to_int(lda, "lda"), to_int(k1, "k1"), to_int(k2, "k2"),
@@ -210,6 +219,7 @@ int blas_threads() { return openblas_get_num_threads(); }
   template int geqrf<T>(std::int64_t, std::int64_t, T*, std::int64_t, T*);                                       \
   template int orgqr<T>(std::int64_t, std::int64_t, std::int64_t, T*, std::int64_t, const T*);                   \
   template int singular_values<T>(std::int64_t, std::int64_t, T*, std::int64_t, T*);                             \
+  template int trtri<T>(Uplo, Diag, std::int64_t, T*, std::int64_t);                                            \
   template int laswp<T>(std::int64_t, T*, std::int64_t, std::int64_t, std::int64_t, const int*);                 \
   template void lacpy<T>(std::int64_t, std::int64_t, const T*, std::int64_t, T*, std::int64_t);                  \
   template double lange<T>(char, std::int64_t, std::int64_t, const T*, std::int64_t);                            \

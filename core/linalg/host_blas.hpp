@@ -37,6 +37,10 @@ int orgqr(std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda
 // Singular values only (gesvd, jobu = jobvt = 'N'), descending, into s (min(m, n)); a is destroyed.
 template <class T>
 int singular_values(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* s);
+// Inverse of a triangular matrix in place (LAPACK trtri); only the `uplo` triangle is referenced
+// and written (with Diag::unit the diagonal is neither read nor written).
+template <class T>
+int trtri(Uplo uplo, Diag diag, std::int64_t n, T* a, std::int64_t lda);
 // Applies ipiv[k1-1 .. k2-1] (1-based, as getrf returns) to the rows of a.
 template <class T>
 int laswp(std::int64_t n, T* a, std::int64_t lda, std::int64_t k1, std::int64_t k2, const int* ipiv);

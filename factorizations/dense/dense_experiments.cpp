@@ -1,0 +1,486 @@
+// volkov08 §6 experiments on the dense LU (Cholesky and QR join the `factorization` axis later):
+//   volkov08.fig7   rates vs n: hybrid, GPU-resident, cuSOLVER, OpenBLAS; BLAS3 rate inside;
+//                   cuBLAS GEMM at the same n; summary volkov08.table3 (best rates, speedups)
+//   volkov08.fig10  the hybrid's time breakdown (GPU compute, CPU panel, transfers, overlap,
+//                   transpose, pivoting)
+//   volkov08.fig11  slowdown when omitting each optimization
+// Every case checks its factors with ‖PA − LU‖₁/(n‖A‖₁ε) < 30 (host below n = 4096, cuBLAS above)
+// and info = 0 on fresh uniform [−1, 1] inputs.
+#include "factorizations/dense/dense_experiments.hpp"
+
+#include "core/bench/case.hpp"
+#include "core/bench/registry.hpp"
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/handles.hpp"
+#include "core/errors.hpp"
+#include "core/linalg/device_blas.hpp"
+#include "core/linalg/host_blas.hpp"
+#include "core/linalg/random.hpp"
+#include "core/linalg/residual.hpp"
+#include "factorizations/dense/gpu_residual.hpp"
+#include "factorizations/dense/lu_gpu_resident.hpp"
+#include "factorizations/dense/lu_hybrid.hpp"
+#include "factorizations/dense/lu_schedule.hpp"
+#include "kernels/common/fill.cuh"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpufact::dense {
+namespace {
+
+constexpr double kTolerance = 30.0;            // MAGMA testers' threshold
+constexpr std::int64_t kHostResidualMax = 4096;  // above: the cuBLAS residual
+constexpr std::int64_t kOpenblasMax = 8192;      // OpenBLAS getrf stays under ~5 s per call up to here
+
+// Block sizes when the nb axis is 0 (tuned guesses; -a nb=... overrides).
+std::int64_t auto_nb(const std::string& method, std::int64_t n) {
+  if (method == "gpu_resident") return n >= 8192 ? 256 : 128;
+  return n >= 4096 ? 128 : 64;
+}
+
+LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
+  LuOptions o;
+  const std::int64_t nb = c.point().has("nb") ? c.integer("nb") : 0;
+  o.nb = nb > 0 ? nb : auto_nb(method, n);
+  if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
+  return o;
+}
+
+std::string residual_method(std::int64_t n) {
+  return n <= kHostResidualMax ? "‖PA−LU‖₁/(n‖A‖₁ε) host" : "‖PA−LU‖₁/(n‖A‖₁ε) cuBLAS (device, working precision)";
+}
+
+template <class T>
+double residual_of(const HostMatrix<T>& a, const T* lu, const int* ipiv, cudaStream_t s) {
+  const std::int64_t n = a.rows();
+  const MatrixView<const T> f{lu, n, a.cols(), n, Layout::col_major};
+  if (n <= kHostResidualMax) return lu_residual<T>(a.view(), f, ipiv);
+  return lu_residual_device<T>(a.view(), f, ipiv, s);
+}
+
+void add_breakdown(Case& c, const PhaseTotals& t, bool headline) {
+  c.result().data["breakdown_s"] = nlohmann::json::object();
+  for (int p = 0; p < static_cast<int>(Phase::count); ++p) {
+    const Phase ph = static_cast<Phase>(p);
+    if (t[ph] == 0 && ph != Phase::cpu_panel) continue;
+    c.result().data["breakdown_s"][phase_name(ph)] = t[ph];
+    c.add_metric(derived_metric(std::string("breakdown/") + phase_name(ph), std::string(phase_name(ph)) + " time", "s",
+                                t[ph], false, false));
+    if (t.wall_s > 0)
+      c.add_metric(derived_metric(std::string("share/") + phase_name(ph), std::string(phase_name(ph)) + " share of wall",
+                                  "%", 100 * t[ph] / t.wall_s, false, headline));
+  }
+  c.result().data["breakdown_s"]["overlap"] = t.overlap_s();
+  c.result().data["breakdown_s"]["wall"] = t.wall_s;
+  c.add_metric(derived_metric("breakdown/overlap", "CPU–GPU overlap", "s", t.overlap_s(), true, false));
+  if (t.wall_s > 0)
+    c.add_metric(derived_metric("share/overlap", "CPU–GPU overlap share of wall", "%", 100 * t.overlap_s() / t.wall_s,
+                                true, headline));
+  if (t[Phase::gpu_compute] > 0)
+    c.add_metric(derived_metric("blas3/flop_rate", "BLAS3 rate inside the factorization (GEMM/trsm events)", "GFLOP/s",
+                                t.blas3_flops / t[Phase::gpu_compute] * 1e-9, true, true));
+}
+
+struct LuCaseOutcome {
+  bool measured = false;
+  int info = 0;
+};
+
+// Times one LU method on a fresh matrix and leaves the verified run's factors in `work`.
+template <class T>
+LuCaseOutcome measure_lu(Case& c, const std::string& method, const std::string& data, const LuOptions& o,
+                         const HostMatrix<T>& a, PinnedBuffer<T>& work, std::vector<int>& ipiv, bool breakdown) {
+  const std::int64_t n = a.rows();
+  const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
+  cudaStream_t s = c.stream();
+  MeasureSpec spec;
+  spec.name = "lu";
+  spec.label = method + (data == "device" ? " (device data)" : " (host data)");
+  spec.flops = lu_flops(n, n);
+  spec.sync = true;  // every body waits for its result (wall time, as the paper)
+  spec.setup = [&](std::size_t) { std::memcpy(work.data(), a.data(), bytes); };
+  LuCaseOutcome out;
+  auto restore = [&] {
+    std::memcpy(work.data(), a.data(), bytes);
+    std::fill(ipiv.begin(), ipiv.end(), -1);
+  };
+
+  if (method == "openblas") {
+    spec.timer = Timer::host_wall;
+    spec.body = [&](std::size_t) { out.info = host::getrf(n, n, work.data(), n, ipiv.data()); };
+    out.measured = c.measure(spec);
+    restore();
+    out.info = host::getrf(n, n, work.data(), n, ipiv.data());
+    return out;
+  }
+  if (method == "hybrid") {
+    LuHybridWorkspace<T> ws(n, n, o);
+    spec.body = [&](std::size_t) { out.info = lu_hybrid(n, n, work.data(), n, ipiv.data(), ws, s); };
+    out.measured = c.measure(spec);
+    restore();
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.matrix.data(), 0xff, ws.matrix.bytes(), s));  // poison: NaN
+    PhaseTimer timer;
+    out.info = lu_hybrid(n, n, work.data(), n, ipiv.data(), ws, s, breakdown ? &timer : nullptr);
+    if (breakdown) add_breakdown(c, timer.finish(), false);
+    c.result().data["options"] = describe(o);
+    return out;
+  }
+  if (method == "gpu_resident") {
+    LuResidentWorkspace<T> ws(n, n, o);
+    DeviceBuffer<T> pristine(static_cast<std::size_t>(n * n)), dwork(static_cast<std::size_t>(n * n));
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(pristine.data(), a.data(), bytes, cudaMemcpyHostToDevice, s));
+    if (data == "device") {
+      spec.setup = [&](std::size_t) {
+        GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
+      };
+      spec.body = [&](std::size_t) { out.info = lu_gpu_resident(n, n, dwork.data(), n, ipiv.data(), ws, s); };
+    } else {
+      spec.body = [&](std::size_t) { out.info = lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, s); };
+    }
+    out.measured = c.measure(spec);
+    restore();
+    PhaseTimer timer;
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    out.info = lu_gpu_resident(n, n, dwork.data(), n, ipiv.data(), ws, s, breakdown ? &timer : nullptr);
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (breakdown) add_breakdown(c, timer.finish(), false);
+    c.result().data["options"] = "nb=" + std::to_string(ws.options.nb) + (o.lookahead ? " lookahead" : "");
+    return out;
+  }
+  // cuSOLVER getrf (64-bit API) on device data, or with both transfers from pinned host memory.
+  CusolverHandle solver(s);
+  dev::SolverWorkspace sws;
+  DeviceBuffer<T> pristine(static_cast<std::size_t>(n * n)), dwork(static_cast<std::size_t>(n * n));
+  DeviceBuffer<std::int64_t> dipiv(static_cast<std::size_t>(n));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(pristine.data(), a.data(), bytes, cudaMemcpyHostToDevice, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  dev::getrf<T>(solver, n, n, dwork.data(), n, dipiv.data(), sws);  // sizes the workspace outside the timing
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  spec.setup = [&](std::size_t) {
+    if (data == "host")
+      std::memcpy(work.data(), a.data(), bytes);
+    else
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  };
+  spec.body = [&](std::size_t) {
+    if (data == "host")
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), work.data(), bytes, cudaMemcpyHostToDevice, s));
+    dev::getrf<T>(solver, n, n, dwork.data(), n, dipiv.data(), sws);
+    if (data == "host")
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  };
+  out.measured = c.measure(spec);
+  restore();
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), work.data(), bytes, cudaMemcpyHostToDevice, s));
+  dev::getrf<T>(solver, n, n, dwork.data(), n, dipiv.data(), sws);
+  std::vector<std::int64_t> p64(static_cast<std::size_t>(n));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(p64.data(), dipiv.data(), n * sizeof(std::int64_t), cudaMemcpyDeviceToHost, s));
+  out.info = sws.read_info(s);
+  for (std::int64_t i = 0; i < n; ++i) ipiv[i] = static_cast<int>(p64[i]);
+  return out;
+}
+
+std::size_t device_bytes_for(const std::string& method, std::int64_t n, const LuOptions& o, std::size_t e) {
+  const std::size_t matrix = static_cast<std::size_t>(n * n) * e;
+  if (method == "openblas") return 0;
+  if (method == "hybrid") return lu_hybrid_device_bytes(n, n, o, e);
+  if (method == "gpu_resident") return lu_gpu_resident_device_bytes(n, n, o, e, true) + 2 * matrix;
+  return 2 * matrix + (std::size_t{512} << 20);  // cuSOLVER: pristine + work + its workspace
+}
+
+double host_bytes_available() {
+  return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+// One LU case: memory checks before allocating, fresh input, timing, verification.
+template <class T>
+void run_lu_case(Case& c, const std::string& method, const std::string& data, const LuOptions& o, bool breakdown,
+                 bool with_gemm) {
+  const std::int64_t n = c.integer("n");
+  const std::size_t e = sizeof(T), matrix = static_cast<std::size_t>(n * n) * e;
+  std::size_t need = device_bytes_for(method, n, o, e);
+  if (n > kHostResidualMax) need = std::max(need, lu_residual_device_bytes(n, n, e));
+  if (with_gemm) need = std::max(need, 3 * matrix + (std::size_t{64} << 20));
+  if (method != "openblas" || need > 0) c.require_device_memory(need);
+  if (4.5 * static_cast<double>(matrix) > host_bytes_available())
+    c.skip("needs about " + std::to_string(static_cast<long long>(4.5 * static_cast<double>(matrix)) >> 20) + " MiB of host memory");
+  // All host cores: OpenBLAS is the CPU baseline, and the hybrid's panels run on every thread.
+  host::set_blas_threads(static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+
+  HostMatrix<T> a(n, n);
+  fill_uniform(a.view(), c.seed());
+  PinnedBuffer<T> work(static_cast<std::size_t>(n * n));
+  std::vector<int> ipiv(static_cast<std::size_t>(n), -1);
+  const LuCaseOutcome out = measure_lu<T>(c, method, data, o, a, work, ipiv, breakdown);
+  c.verify("getrf info", out.info, 0);
+  c.verify(residual_method(n), residual_of<T>(a, work.data(), ipiv.data(), c.stream()), kTolerance);
+  if (const Metric* rate = c.result().find_metric("lu/flop_rate"))
+    c.add_metric(derived_metric("lu/tflops", "LU rate", "TFLOP/s", rate->value * 1e-3));
+
+  if (!with_gemm) return;
+  // cuBLAS GEMM at the same n in the same run: the ceiling "≥ 70% of GEMM" is read against.
+  DeviceBuffer<T> ga(static_cast<std::size_t>(n * n)), gb(static_cast<std::size_t>(n * n)),
+      gc(static_cast<std::size_t>(n * n));
+  kernels::launch_fill_uniform(ga.data(), ga.size(), c.seed() + 1, T(-1), T(1), c.stream());
+  kernels::launch_fill_uniform(gb.data(), gb.size(), c.seed() + 2, T(-1), T(1), c.stream());
+  kernels::launch_fill_uniform(gc.data(), gc.size(), c.seed() + 3, T(-1), T(1), c.stream());
+  CublasHandle blas(c.stream());
+  MeasureSpec g;
+  g.name = "gemm";
+  g.label = std::string(sizeof(T) == 4 ? "cuBLAS sgemm" : "cuBLAS dgemm") + " n × n × n";
+  g.flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  g.body = [&](std::size_t) {
+    dev::gemm<T>(blas, Op::N, Op::N, n, n, n, T(1), ga.data(), n, gb.data(), n, T(0), gc.data(), n);
+  };
+  if (!c.measure(g)) return;
+  for (auto& m : c.result().metrics)
+    if (m.tag.rfind("gemm/", 0) == 0) m.headline = false;
+  const Metric* lu = c.result().find_metric("lu/flop_rate");
+  const Metric* gemm = c.result().find_metric("gemm/flop_rate");
+  if (lu && gemm && gemm->value > 0)
+    c.add_metric(derived_metric("lu/percent_of_gemm", "LU rate / cuBLAS GEMM rate at this n", "%",
+                                100 * lu->value / gemm->value));
+}
+
+template <class T>
+void run_fig7_typed(Case& c) {
+  const std::string& method = c.text("method");
+  run_lu_case<T>(c, method, c.text("data"), options_for(c, method, c.integer("n")), true, method != "openblas");
+}
+
+void run_fig7(Case& c) {
+  if (c.text("precision") == "s")
+    run_fig7_typed<float>(c);
+  else
+    run_fig7_typed<double>(c);
+}
+
+void run_fig10(Case& c) {
+  const LuOptions o = options_for(c, "hybrid", c.integer("n"));
+  if (c.text("precision") == "s")
+    run_lu_case<float>(c, "hybrid", "host", o, true, false);
+  else
+    run_lu_case<double>(c, "hybrid", "host", o, true, false);
+  // The breakdown is this artifact's headline.
+  for (auto& m : c.result().metrics)
+    if (m.tag.rfind("share/", 0) == 0) m.headline = true;
+}
+
+void run_fig11(Case& c) {
+  LuOptions o = options_for(c, "hybrid", c.integer("n"));
+  const std::string& omit = c.text("omit");
+  if (omit == "row_major") o.row_major = false;
+  if (omit == "inverse_trsm") o.inverse_trsm = false;
+  if (omit == "lookahead") o.lookahead = false;
+  if (omit == "two_level") o.two_level = false;
+  if (c.text("precision") == "s")
+    run_lu_case<float>(c, "hybrid", "host", o, false, false);
+  else
+    run_lu_case<double>(c, "hybrid", "host", o, false, false);
+}
+
+double metric_of(const Result& r, const std::string& tag) {
+  const Metric* m = r.find_metric(tag);
+  return m ? m->value : 0.0;
+}
+
+// volkov08.table3: best rates per method and precision, best speedups over OpenBLAS and over
+// cuSOLVER at equal n (hybrid and GPU-resident with host data against cuSOLVER with host data;
+// GPU-resident with device data against cuSOLVER with device data), the paper's 8800GTX beside.
+void summarize_fig7(Summary& s) {
+  std::map<std::string, std::map<std::string, std::map<std::int64_t, double>>> rate;  // precision, method/data, n
+  std::map<std::string, double> gemm_best;
+  for (const auto& r : s.results()) {
+    if (r.status != Status::passed) continue;
+    const std::string p = r.axes.value("precision", ""), key = r.axes.value("method", "") + "/" + r.axes.value("data", "");
+    const std::int64_t n = r.axes.value("n", std::int64_t{0});
+    rate[p][key][n] = metric_of(r, "lu/flop_rate");
+    gemm_best[p] = std::max(gemm_best[p], metric_of(r, "gemm/flop_rate"));
+  }
+  for (const auto& [p, by_method] : rate) {
+    Result d;
+    d.experiment = "volkov08.fig7";
+    d.artifact = "volkov08.table3";
+    d.status = Status::passed;
+    d.device = s.session().device();
+    d.axes = {{"factorization", "lu"}, {"precision", p}};
+    nlohmann::json rows = nlohmann::json::array();
+    auto best_speedup = [&](const std::string& num, const std::string& den) {
+      double best = 0;
+      std::int64_t at = 0;
+      const auto a = by_method.find(num), b = by_method.find(den);
+      if (a == by_method.end() || b == by_method.end()) return std::pair<double, std::int64_t>{0, 0};
+      for (const auto& [n, v] : a->second)
+        if (auto it = b->second.find(n); it != b->second.end() && it->second > 0 && v / it->second > best) {
+          best = v / it->second;
+          at = n;
+        }
+      return std::pair<double, std::int64_t>{best, at};
+    };
+    for (const auto& [key, by_n] : by_method) {
+      double best = 0;
+      std::int64_t at = 0;
+      for (const auto& [n, v] : by_n)
+        if (v > best) best = v, at = n;
+      Metric m = derived_metric("best/" + key, "best LU rate, " + key, "GFLOP/s", best);
+      if (key == "hybrid/host" && p == "s") m.published = Published{179, "volkov08 Table 3 (8800GTX, LU)"};
+      d.metrics.push_back(m);
+      const auto vs_cpu = best_speedup(key, "openblas/host");
+      const std::string same_data = key.substr(key.find('/') + 1);
+      const auto vs_cusolver = best_speedup(key, "cusolver/" + same_data);
+      nlohmann::json row = {{"method", key}, {"best_gflops", best}, {"at_n", at}};
+      if (vs_cpu.first > 0 && key != "openblas/host") {
+        row["speedup_vs_openblas"] = vs_cpu.first;
+        row["speedup_vs_openblas_at_n"] = vs_cpu.second;
+        d.metrics.push_back(derived_metric("speedup_cpu/" + key, "best speedup vs OpenBLAS, " + key, "x", vs_cpu.first,
+                                           true, false));
+      }
+      if (vs_cusolver.first > 0 && key.rfind("cusolver", 0) != 0) {
+        row["speedup_vs_cusolver"] = vs_cusolver.first;
+        row["speedup_vs_cusolver_at_n"] = vs_cusolver.second;
+        d.metrics.push_back(derived_metric("speedup_cusolver/" + key, "best speedup vs cuSOLVER, " + key, "x",
+                                           vs_cusolver.first, true, false));
+      }
+      rows.push_back(row);
+    }
+    if (gemm_best[p] > 0) {
+      Metric g = derived_metric("best/gemm", "best cuBLAS GEMM rate at the fig7 sizes", "GFLOP/s", gemm_best[p]);
+      if (p == "s") g.published = Published{206, "volkov08 Table 3 (8800GTX, sgemm)"};
+      d.metrics.push_back(g);
+    }
+    d.data["rows"] = rows;
+    d.data["paper_8800gtx"] = {{"lu_gflops", 179},  {"lu_core2duo_gflops", 22.7}, {"lu_speedup_core2duo", 7.7},
+                               {"lu_core2quad_gflops", 59.2}, {"lu_speedup_core2quad", 3.0}, {"sgemm_gflops", 206}};
+    s.add(std::move(d));
+  }
+}
+
+// volkov08.fig11 summary: time with the optimization omitted / time with all of them, per n.
+void summarize_fig11(Summary& s) {
+  std::map<std::pair<std::string, std::int64_t>, std::map<std::string, double>> time;
+  for (const auto& r : s.results())
+    if (r.status == Status::passed)
+      time[{r.axes.value("precision", ""), r.axes.value("n", std::int64_t{0})}][r.axes.value("omit", "")] =
+          metric_of(r, "lu/time");
+  for (const auto& [key, by_omit] : time) {
+    const auto base = by_omit.find("none");
+    if (base == by_omit.end() || base->second <= 0) continue;
+    Result d;
+    d.experiment = "volkov08.fig11";
+    d.artifact = "volkov08.fig11 summary";
+    d.status = Status::passed;
+    d.device = s.session().device();
+    d.axes = {{"precision", key.first}, {"n", key.second}};
+    for (const auto& [omit, t] : by_omit)
+      if (omit != "none" && t > 0)
+        d.metrics.push_back(derived_metric("slowdown/" + omit, "slowdown without " + omit, "x", t / base->second, false));
+    s.add(std::move(d));
+  }
+}
+
+AxisSpec precision_axis() {
+  return {.name = "precision", .kind = AxisKind::text, .help = "s = FP32, d = FP64", .defaults = "s,d",
+          .choices = {"s", "d"}};
+}
+AxisSpec nb_axis() {
+  return {.name = "nb", .kind = AxisKind::integer,
+          .help = "panel width (0: by method and n; the paper's 64); at most 512", .defaults = "0", .min = 0,
+          .max = 512};
+}
+AxisSpec gemm_axis() {
+  return {.name = "gemm", .kind = AxisKind::text, .help = "the trailing-update GEMM", .defaults = "cublas",
+          .choices = update_gemm_names()};
+}
+
+}  // namespace
+
+void register_dense(Registry& registry) {
+  {
+    Experiment e;
+    e.key = "volkov08.fig7";
+    e.artifact = "volkov08.fig7";
+    e.title = "LU rate vs n: hybrid (CPU panel), GPU-resident, cuSOLVER, OpenBLAS; BLAS3 rate inside; cuBLAS GEMM";
+    e.axes = {
+        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization (Cholesky, QR follow)",
+         .defaults = "lu", .choices = {"lu"}},
+        precision_axis(),
+        {.name = "n", .kind = AxisKind::integer, .help = "matrix order (square)", .defaults = "1024,2048,4096,8192,16384",
+         .quick = "1024,4096", .full = "1024,2048,4096,8192,16384,32768,40000", .min = 1, .max = 65536},
+        {.name = "method", .kind = AxisKind::text,
+         .help = "hybrid (volkov08 §5), gpu_resident (panel on the GPU), cusolver (cusolverDnXgetrf), openblas "
+                 "(host, n <= 8192)",
+         .defaults = "hybrid,gpu_resident,cusolver,openblas", .choices = {"hybrid", "gpu_resident", "cusolver", "openblas"}},
+        {.name = "data", .kind = AxisKind::text,
+         .help = "where A starts and ends: host (pinned, transfers timed) or device", .defaults = "host,device",
+         .choices = {"host", "device"}},
+        nb_axis(),
+        gemm_axis(),
+    };
+    e.needs.gpus = 1;
+    e.applies = [](const AxisPoint& p) {
+      const std::string& m = p.text("method");
+      if (m == "openblas") return p.text("data") == "host" && p.integer("n") <= kOpenblasMax;
+      if (m == "hybrid") return p.text("data") == "host";
+      return true;
+    };
+    e.validate = [](const AxisPoint& p) {
+      if (p.text("gemm") != "cublas" && p.text("precision") == "d")
+        throw UsageError("axis 'gemm': " + p.text("gemm") + " has no FP64 slot; use gemm=cublas for precision d");
+    };
+    e.run = run_fig7;
+    e.summarize = summarize_fig7;
+    e.plots = {{.artifact = "volkov08.fig7", .x = "n", .y = "lu/flop_rate", .series = {"method", "data", "precision"},
+                .logx = true, .logy = false, .title = "LU rates (volkov08 Fig. 7)"},
+               {.artifact = "volkov08.fig7", .x = "n", .y = "blas3/flop_rate", .series = {"method", "precision"},
+                .logx = true, .logy = false, .title = "BLAS3 rate inside the LU (volkov08 Fig. 7, green)"}};
+    registry.add(std::move(e));
+  }
+  {
+    Experiment e;
+    e.key = "volkov08.fig10";
+    e.artifact = "volkov08.fig10";
+    e.title = "Hybrid LU time breakdown: GPU compute, CPU panel, transfers, CPU–GPU overlap, transpose, pivoting";
+    e.axes = {precision_axis(),
+              {.name = "n", .kind = AxisKind::integer, .help = "matrix order", .defaults = "1024,2048,4096,8192,16384",
+               .quick = "2048,4096", .full = "1024,2048,4096,8192,16384,32768", .min = 1, .max = 65536},
+              nb_axis(), gemm_axis()};
+    e.needs.gpus = 1;
+    e.run = run_fig10;
+    e.plots = {{.artifact = "volkov08.fig10", .x = "n", .y = "share/*", .series = {"precision"}, .logx = true,
+                .logy = false, .title = "Hybrid LU time breakdown (volkov08 Fig. 10)"}};
+    registry.add(std::move(e));
+  }
+  {
+    Experiment e;
+    e.key = "volkov08.fig11";
+    e.artifact = "volkov08.fig11";
+    e.title = "Hybrid LU slowdown when omitting each optimization (row-major, inverse, look-ahead, 2-level)";
+    e.axes = {precision_axis(),
+              {.name = "n", .kind = AxisKind::integer, .help = "matrix order", .defaults = "2048,4096,8192",
+               .quick = "2048", .full = "1024,2048,4096,8192,16384", .min = 1, .max = 65536},
+              {.name = "omit", .kind = AxisKind::text, .help = "the optimization switched off (none: all on)",
+               .defaults = "none,row_major,inverse_trsm,lookahead,two_level",
+               .choices = {"none", "row_major", "inverse_trsm", "lookahead", "two_level"}},
+              nb_axis(), gemm_axis()};
+    e.needs.gpus = 1;
+    e.run = run_fig11;
+    e.summarize = summarize_fig11;
+    e.plots = {{.artifact = "volkov08.fig11 summary", .x = "n", .y = "slowdown/*", .series = {"precision"},
+                .logx = true, .logy = false, .title = "Slowdown without each optimization (volkov08 Fig. 11)"}};
+    registry.add(std::move(e));
+  }
+}
+
+}  // namespace gpufact::dense

@@ -1,0 +1,185 @@
+#include "factorizations/dense/lu_gpu_resident.hpp"
+
+#include "core/linalg/device_blas.hpp"
+#include "factorizations/dense/lu_schedule.hpp"
+#include "factorizations/dense/staging.hpp"
+#include "kernels/dense/finite_check.cuh"
+#include "kernels/dense/row_swaps.cuh"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace gpufact::dense {
+namespace {
+
+template <class T>
+constexpr cudaDataType_t cuda_type() {
+  return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+}
+
+LuOptions one_level(LuOptions o) {
+  o.two_level = false;
+  o.row_major = false;
+  o.inverse_trsm = false;
+  return o;
+}
+
+}  // namespace
+
+template <class T>
+LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, const LuOptions& o)
+    : m(m_), n(n_), ld(device_ld(m_, n_, false)), options(one_level(o)) {
+  validate(options);
+  (void)update_gemm_fn<T>(options.gemm);
+  const std::int64_t k = std::min(m, n);
+  const auto steps = lu_schedule(m, n, options);
+  ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
+  infos = DeviceBuffer<int>(std::max<std::size_t>(steps.size(), 1));
+  first_nonfinite = DeviceBuffer<unsigned long long>(1);
+  host_ipiv = PinnedBuffer<std::int64_t>(ipiv.size());
+  host_infos = PinnedBuffer<int>(infos.size());
+  host_first_nonfinite = PinnedBuffer<unsigned long long>(1);
+  solver.set_stream(streams.panel);
+  panel_blas.set_stream(streams.panel);
+  update_blas.set_stream(streams.update);
+  std::size_t dmax = 0, hmax = 0;
+  const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
+  for (const auto& s : steps) {
+    std::size_t dbytes = 0, hbytes = 0;
+    GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(solver, solver.params(), m - s.j0, s.j1 - s.j0, cuda_type<T>(),
+                                                       const_cast<T*>(probe.data()), ld, cuda_type<T>(), &dbytes,
+                                                       &hbytes));
+    dmax = std::max(dmax, dbytes);
+    hmax = std::max(hmax, hbytes);
+  }
+  solver_device = DeviceBuffer<std::byte>(std::max<std::size_t>(dmax, 1));
+  solver_host.resize(hmax);
+}
+
+std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,
+                                         std::size_t element_bytes, bool with_matrix) {
+  const std::int64_t ld = device_ld(m, n, false);
+  return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
+         static_cast<std::size_t>(std::min(m, n)) * 8 + static_cast<std::size_t>(m) * o.nb * element_bytes +
+         (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
+}
+
+template <class T>
+int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, int* ipiv, LuResidentWorkspace<T>& ws,
+                    cudaStream_t stream, PhaseTimer* timer) {
+  if (m != ws.m || n != ws.n) throw std::invalid_argument("lu_gpu_resident: workspace made for another shape");
+  if (ldda < std::max<std::int64_t>(1, m))
+    throw std::invalid_argument("lu_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, m)");
+  if (m == 0 || n == 0) return 0;
+  if (timer) timer->start();
+  const auto steps = lu_schedule(m, n, ws.options);
+  const DeviceMatrix<T> d{d_a, m, n, ldda, false};
+  const UpdateGemmFn<T> gemm = update_gemm_fn<T>(ws.options.gemm);
+  auto& st = ws.streams;
+  cudaStream_t sp = st.panel, su = st.update;
+  st.join_from(stream);
+
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.first_nonfinite.data(), 0xff, sizeof(unsigned long long), sp));
+  kernels::launch_find_nonfinite(d_a, 1, ldda, m, n, ws.first_nonfinite.data(), sp);
+
+  auto factor_panel = [&](std::size_t i) {
+    const LuStep& s = steps[i];
+    GpuPhase phase(timer, Phase::gpu_panel, sp);
+    GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf(ws.solver, ws.solver.params(), m - s.j0, s.j1 - s.j0, cuda_type<T>(),
+                                            d.at(s.j0, s.j0), ldda, ws.ipiv.data() + s.j0, cuda_type<T>(),
+                                            ws.solver_device.data(), ws.solver_device.bytes(),
+                                            ws.solver_host.empty() ? nullptr : ws.solver_host.data(),
+                                            ws.solver_host.size(), ws.infos.data() + i));
+  };
+  auto update = [&](std::int64_t k0, std::int64_t k1, std::int64_t c0, std::int64_t c1, cudaStream_t s) {
+    const std::int64_t rows = m - k1, cols = c1 - c0, k = k1 - k0;
+    if (rows <= 0 || cols <= 0 || k <= 0) return;
+    GpuPhase phase(timer, Phase::gpu_compute, s,
+                   2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(k));
+    gemm(Op::N, Op::N, rows, cols, k, T(-1), d.at(k1, k0), ldda, d.at(k0, c0), ldda, T(1), d.at(k1, c0), ldda, s);
+  };
+
+  if (!steps.empty()) factor_panel(0);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const LuStep& s = steps[i];
+    const std::int64_t w = s.j1 - s.j0;
+    st.panel_after_update();
+    {
+      GpuPhase phase(timer, Phase::pivoting, sp);
+      kernels::launch_apply_row_swaps_device(d_a, ldda, false, n, s.j0, s.j1, s.j0, ws.ipiv.data() + s.j0, w, sp);
+    }
+    if (s.j1 < n) {
+      GpuPhase phase(timer, Phase::gpu_compute, sp, static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(n - s.j1));
+      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, n - s.j1, T(1), d.at(s.j0, s.j0),
+                   ldda, d.at(s.j0, s.j1), ldda);
+    }
+    std::int64_t rest_begin = s.j1;
+    const bool has_next = i + 1 < steps.size();
+    const bool ahead = ws.options.lookahead && has_next;
+    if (ahead) {
+      rest_begin = steps[i + 1].j1;
+      update(s.j0, s.j1, s.j1, rest_begin, sp);
+    }
+    st.update_after_lookahead();  // the rest need not wait for the next panel's factorization
+    if (ahead) factor_panel(i + 1);
+    update(s.j0, s.j1, rest_begin, n, su);
+    if (!ws.options.lookahead && has_next) {
+      st.panel_after_update();
+      factor_panel(i + 1);
+    }
+  }
+  st.panel_after_update();
+  const std::int64_t k = std::min(m, n);
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), k * sizeof(std::int64_t),
+                                     cudaMemcpyDeviceToHost, sp));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), steps.size() * sizeof(int),
+                                     cudaMemcpyDeviceToHost, sp));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_first_nonfinite.data(), ws.first_nonfinite.data(),
+                                     sizeof(unsigned long long), cudaMemcpyDeviceToHost, sp));
+  st.finished.record(sp);
+  st.finished.synchronize();
+  const unsigned long long bad = ws.host_first_nonfinite[0];
+  if (bad != ~0ull)
+    throw std::invalid_argument("lu_gpu_resident: A(" + std::to_string(bad % static_cast<unsigned long long>(m)) +
+                                ", " + std::to_string(bad / static_cast<unsigned long long>(m)) +
+                                ") is NaN or Inf; the input must be finite");
+  int info = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const LuStep& s = steps[i];
+    for (std::int64_t j = s.j0; j < s.j1; ++j) ipiv[j] = static_cast<int>(s.j0 + ws.host_ipiv[j]);
+    if (ws.host_infos[i] < 0) throw std::runtime_error("cusolverDnXgetrf returned info " + std::to_string(ws.host_infos[i]));
+    if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(s.j0) + ws.host_infos[i];
+  }
+  st.join_into(stream);
+  return info;
+}
+
+template <class T>
+int lu_gpu_resident_host(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, int* ipiv,
+                         LuResidentWorkspace<T>& ws, cudaStream_t stream, PhaseTimer* timer) {
+  if (lda < std::max<std::int64_t>(1, m))
+    throw std::invalid_argument("lu_gpu_resident_host: lda = " + std::to_string(lda) + " < max(1, m)");
+  if (m == 0 || n == 0) return 0;
+  if (ws.matrix.size() < static_cast<std::size_t>(ws.ld * n)) ws.matrix = DeviceBuffer<T>(static_cast<std::size_t>(ws.ld * n));
+  const DeviceMatrix<T> d{ws.matrix.data(), m, n, ws.ld, false};
+  upload_matrix(a, lda, d, static_cast<T*>(nullptr), 0, stream, nullptr);
+  const int info = lu_gpu_resident(m, n, ws.matrix.data(), ws.ld, ipiv, ws, stream, timer);
+  download_matrix(d, a, lda, static_cast<T*>(nullptr), 0, stream, nullptr);
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return info;
+}
+
+template class LuResidentWorkspace<float>;
+template class LuResidentWorkspace<double>;
+template int lu_gpu_resident<float>(std::int64_t, std::int64_t, float*, std::int64_t, int*, LuResidentWorkspace<float>&,
+                                    cudaStream_t, PhaseTimer*);
+template int lu_gpu_resident<double>(std::int64_t, std::int64_t, double*, std::int64_t, int*,
+                                     LuResidentWorkspace<double>&, cudaStream_t, PhaseTimer*);
+template int lu_gpu_resident_host<float>(std::int64_t, std::int64_t, float*, std::int64_t, int*,
+                                         LuResidentWorkspace<float>&, cudaStream_t, PhaseTimer*);
+template int lu_gpu_resident_host<double>(std::int64_t, std::int64_t, double*, std::int64_t, int*,
+                                          LuResidentWorkspace<double>&, cudaStream_t, PhaseTimer*);
+
+}  // namespace gpufact::dense

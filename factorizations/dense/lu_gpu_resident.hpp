@@ -1,0 +1,56 @@
+// The GPU-resident LU: the matrix stays in device memory (column-major, LAPACK's layout) and the
+// panels are factored on the GPU too (cusolverDnXgetrf on the panel's columns), with the same
+// look-ahead on two streams: panel j+1 is factored while the rest is updated with panel j. U12 by
+// cuBLAS trsm, updates through the update-GEMM table. The modern variant beside the paper's hybrid:
+// a 16-core host against a 60 TFLOP/s GPU.
+#pragma once
+
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/handles.hpp"
+#include "factorizations/dense/lookahead.hpp"
+#include "factorizations/dense/lu_options.hpp"
+#include "factorizations/dense/phase_timer.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gpufact::dense {
+
+template <class T>
+class LuResidentWorkspace {
+ public:
+  // Uses o.nb, o.lookahead and o.gemm; the panel is one level (cuSOLVER blocks inside it).
+  LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
+  std::int64_t m, n, ld;
+  LuOptions options;
+  DeviceBuffer<T> matrix;  // for calls from host memory
+  DeviceBuffer<std::int64_t> ipiv;
+  DeviceBuffer<int> infos;  // one per panel
+  DeviceBuffer<unsigned long long> first_nonfinite;
+  DeviceBuffer<std::byte> solver_device;
+  std::vector<std::byte> solver_host;
+  PinnedBuffer<std::int64_t> host_ipiv;
+  PinnedBuffer<int> host_infos;
+  PinnedBuffer<unsigned long long> host_first_nonfinite;
+  LookaheadStreams streams;
+  CusolverHandle solver;
+  CublasHandle panel_blas, update_blas;
+};
+
+std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,
+                                         std::size_t element_bytes, bool with_matrix);
+
+// getrf semantics on the device matrix d_a (column-major, ldda >= max(1, m)); ipiv (host,
+// min(m, n) entries, 1-based) and the returned info as LAPACK's. Returns when done. Throws
+// std::invalid_argument on NaN/Inf in the input.
+template <class T>
+int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, int* ipiv, LuResidentWorkspace<T>& ws,
+                    cudaStream_t stream, PhaseTimer* timer = nullptr);
+
+// The same from pinned host memory (lda): upload into ws.matrix, factor, download, all timed.
+template <class T>
+int lu_gpu_resident_host(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, int* ipiv,
+                         LuResidentWorkspace<T>& ws, cudaStream_t stream, PhaseTimer* timer = nullptr);
+
+}  // namespace gpufact::dense

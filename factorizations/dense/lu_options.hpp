@@ -1,0 +1,29 @@
+// Switches of the blocked LU (volkov08 §5): each optimization of Fig. 11 can be turned off on its
+// own, and every combination computes the same factorization.
+#pragma once
+
+#include "factorizations/dense/update_gemm.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace gpufact::dense {
+
+struct LuOptions {
+  std::int64_t nb = 64;          // fine panel width (the paper's 64 = its SGEMM block)
+  int coarse_factor = 4;         // two-level: a coarse window spans coarse_factor fine panels (even, >= 2)
+  bool row_major = true;         // keep the matrix transposed on the GPU so row swaps are contiguous
+  bool inverse_trsm = true;      // U12 = inv(L11) · A12 by GEMM, inv(L11) from the CPU (trtri)
+  bool lookahead = true;         // CPU factors panel j+1 while the GPU updates the rest with panel j
+  bool two_level = true;         // fine panels inside coarse windows, switch at half (see lu_schedule.hpp)
+  UpdateGemm gemm = UpdateGemm::cublas;
+};
+
+// Throws std::invalid_argument naming the bad field.
+void validate(const LuOptions& o);
+std::string describe(const LuOptions& o);  // "nb=64 row_major inverse lookahead two_level(4) cublas"
+
+// LAPACK's flop count of an m × n LU: mn² − n³/3 for m >= n (2n³/3 square), mirrored for m < n.
+double lu_flops(std::int64_t m, std::int64_t n);
+
+}  // namespace gpufact::dense

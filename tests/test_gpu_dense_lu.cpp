@@ -1,0 +1,297 @@
+// Device tests (label gpu) of the dense LU: the pivoting and transpose kernels against the host,
+// the hybrid and GPU-resident LU in s and d at odd and rectangular sizes with every option
+// switched off one at a time, info on singular input as LAPACK's, NaN input rejected, and the
+// device residual against the host one. Without a usable GPU every test reports skipped.
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/check.hpp"
+#include "core/linalg/host_blas.hpp"
+#include "core/linalg/random.hpp"
+#include "core/linalg/residual.hpp"
+#include "factorizations/dense/gpu_residual.hpp"
+#include "factorizations/dense/lu_gpu_resident.hpp"
+#include "factorizations/dense/lu_hybrid.hpp"
+#include "factorizations/dense/lu_schedule.hpp"
+#include "kernels/dense/finite_check.cuh"
+#include "kernels/dense/row_swaps.cuh"
+#include "kernels/dense/transpose.cuh"
+
+#include <gtest/gtest.h>
+
+#include "tests/gpu_test.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpufact::dense {
+namespace {
+
+constexpr double kTolerance = 30.0;
+using DenseLuGpu = GpuTest;
+
+template <class T>
+std::vector<T> download(const DeviceBuffer<T>& d, cudaStream_t s) {
+  std::vector<T> h(d.size());
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return h;
+}
+
+template <class T>
+void check_transpose(std::int64_t rows, std::int64_t cols, cudaStream_t s) {
+  SCOPED_TRACE("transpose " + std::to_string(rows) + " x " + std::to_string(cols));
+  const std::int64_t ld_in = rows + 5, ld_out = cols + 3;
+  std::vector<T> in(static_cast<std::size_t>(ld_in * cols));
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<T>(i % 1009) + T(0.5);
+  DeviceBuffer<T> din(in.size()), dout(static_cast<std::size_t>(ld_out * rows));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(din.data(), in.data(), din.bytes(), cudaMemcpyHostToDevice, s));
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dout.data(), 0xff, dout.bytes(), s));
+  kernels::launch_transpose(din.data(), ld_in, dout.data(), ld_out, rows, cols, s);
+  const auto out = download(dout, s);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < ld_out; ++j) {
+      const T v = out[static_cast<std::size_t>(j + i * ld_out)];
+      if (j < cols)
+        ASSERT_EQ(v, in[static_cast<std::size_t>(i + j * ld_in)]) << "i=" << i << " j=" << j;
+      else
+        ASSERT_TRUE(std::isnan(v)) << "padding written at i=" << i << " j=" << j;
+    }
+}
+
+TEST_F(DenseLuGpu, TransposeMatchesHost) {
+  for (auto [r, c] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {1, 77}, {77, 1}, {33, 65}, {1000, 129}, {64, 2049}}) {
+    check_transpose<float>(r, c, stream_);
+    check_transpose<double>(r, c, stream_);
+  }
+}
+
+template <class T>
+void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from_device, cudaStream_t s) {
+  SCOPED_TRACE("swaps " + std::to_string(rows) + " x " + std::to_string(cols) + (row_major ? " row-major" : " col-major") +
+               (from_device ? " device pivots" : " pivots by value"));
+  const std::int64_t ld = (row_major ? cols : rows) + 7;
+  const std::int64_t first = rows / 3, count = std::min<std::int64_t>(rows - first, 300);
+  const std::int64_t skip0 = cols / 4, skip1 = cols / 4 + std::min<std::int64_t>(cols / 4, 5);
+  std::vector<T> a(static_cast<std::size_t>(ld * (row_major ? rows : cols)));
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(i);
+  std::mt19937 gen(static_cast<unsigned>(rows * 31 + cols));
+  std::vector<int> targets(static_cast<std::size_t>(count));
+  std::vector<std::int64_t> local(static_cast<std::size_t>(count));
+  for (std::int64_t k = 0; k < count; ++k) {
+    targets[k] = static_cast<int>(first + k + gen() % (rows - first - k));
+    local[k] = targets[k] - first + 1;
+  }
+  auto at = [&](std::vector<T>& x, std::int64_t r, std::int64_t c) -> T& {
+    return row_major ? x[static_cast<std::size_t>(r * ld + c)] : x[static_cast<std::size_t>(r + c * ld)];
+  };
+  std::vector<T> expected = a;
+  for (std::int64_t c = 0; c < cols; ++c) {
+    if (c >= skip0 && c < skip1) continue;
+    for (std::int64_t k = 0; k < count; ++k) std::swap(at(expected, first + k, c), at(expected, targets[k], c));
+  }
+  DeviceBuffer<T> d(a.size());
+  DeviceBuffer<std::int64_t> dpiv(local.size());
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dpiv.data(), local.data(), dpiv.bytes(), cudaMemcpyHostToDevice, s));
+  if (from_device)
+    kernels::launch_apply_row_swaps_device(d.data(), ld, row_major, cols, skip0, skip1, first, dpiv.data(), count, s);
+  else
+    kernels::launch_apply_row_swaps(d.data(), ld, row_major, cols, skip0, skip1, first, targets.data(),
+                                    static_cast<int>(count), s);
+  EXPECT_EQ(download(d, s), expected);
+}
+
+TEST_F(DenseLuGpu, RowSwapsMatchHostBothLayoutsBothPivotSources) {
+  for (auto [r, c] : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 1}, {100, 17}, {1000, 1000}, {2049, 300}})
+    for (bool row_major : {true, false})
+      for (bool dev : {false, true}) {
+        check_swaps<float>(r, c, row_major, dev, stream_);
+        check_swaps<double>(r, c, row_major, dev, stream_);
+      }
+  std::vector<int> too_many(kernels::kMaxSwapsPerLaunch + 1, 0);
+  EXPECT_THROW(kernels::launch_apply_row_swaps(static_cast<float*>(nullptr), 1, true, 1, 0, 0, 0, too_many.data(),
+                                               kernels::kMaxSwapsPerLaunch + 1, stream_),
+               std::invalid_argument);
+}
+
+TEST_F(DenseLuGpu, FindNonfiniteReportsTheFirst) {
+  const std::int64_t m = 300, n = 70;
+  std::vector<float> a(m * n, 1.0f);
+  a[5 + 60 * m] = std::numeric_limits<float>::infinity();
+  a[200 + 10 * m] = std::numeric_limits<float>::quiet_NaN();
+  DeviceBuffer<float> d(a.size());
+  DeviceBuffer<unsigned long long> first(1);
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, stream_));
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(first.data(), 0xff, 8, stream_));
+  kernels::launch_find_nonfinite(d.data(), 1, m, m, n, first.data(), stream_);
+  EXPECT_EQ(download(first, stream_)[0], 200u + 10u * m);
+}
+
+struct Shape {
+  std::int64_t m, n;
+};
+
+std::vector<Shape> shapes() { return {{1, 1}, {17, 17}, {100, 100}, {1000, 1000}, {2049, 2049}, {700, 300}, {300, 700}}; }
+
+std::vector<std::pair<std::string, LuOptions>> option_sets() {
+  std::vector<std::pair<std::string, LuOptions>> sets;
+  LuOptions all;
+  all.nb = 64;
+  sets.push_back({"all on", all});
+  for (const char* off : {"row_major", "inverse_trsm", "lookahead", "two_level"}) {
+    LuOptions o = all;
+    if (std::string(off) == "row_major") o.row_major = false;
+    if (std::string(off) == "inverse_trsm") o.inverse_trsm = false;
+    if (std::string(off) == "lookahead") o.lookahead = false;
+    if (std::string(off) == "two_level") o.two_level = false;
+    sets.push_back({std::string("without ") + off, o});
+  }
+  LuOptions odd = all;
+  odd.nb = 48;
+  odd.coarse_factor = 2;
+  sets.push_back({"nb 48, coarse 2", odd});
+  return sets;
+}
+
+template <class T>
+void check_hybrid(Shape sh, const std::string& what, const LuOptions& o, cudaStream_t s) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " hybrid m=" + std::to_string(sh.m) + " n=" +
+               std::to_string(sh.n) + " " + what);
+  const std::int64_t lda = sh.m + 2;
+  HostMatrix<T> a(sh.m, sh.n, lda);
+  fill_uniform(a.view(), static_cast<std::uint64_t>(sh.m * 7 + sh.n));
+  PinnedBuffer<T> work(static_cast<std::size_t>(lda * sh.n));
+  std::memcpy(work.data(), a.data(), work.bytes());
+  std::vector<int> ipiv(static_cast<std::size_t>(std::min(sh.m, sh.n)), -1);
+  LuHybridWorkspace<T> ws(sh.m, sh.n, o);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.matrix.data(), 0xff, ws.matrix.bytes(), s));  // poison
+  PhaseTimer timer;
+  const int info = lu_hybrid(sh.m, sh.n, work.data(), lda, ipiv.data(), ws, s, &timer);
+  EXPECT_EQ(info, 0);
+  const MatrixView<const T> lu{work.data(), sh.m, sh.n, lda, Layout::col_major};
+  EXPECT_LT(lu_residual<T>(a.view(), lu, ipiv.data()), kTolerance);
+  const PhaseTotals t = timer.finish();
+  EXPECT_GT(t[Phase::transfer], 0.0);
+  if (sh.m > 1 && sh.n > 1 && sh.m > o.nb) {
+    EXPECT_GT(t[Phase::gpu_compute], 0.0);
+  }
+}
+
+template <class T>
+void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " resident m=" + std::to_string(sh.m) + " n=" +
+               std::to_string(sh.n) + (lookahead ? " lookahead" : "") + (from_host ? " host data" : " device data"));
+  HostMatrix<T> a(sh.m, sh.n);
+  fill_uniform(a.view(), static_cast<std::uint64_t>(sh.m * 5 + sh.n));
+  PinnedBuffer<T> work(static_cast<std::size_t>(sh.m * sh.n));
+  std::memcpy(work.data(), a.data(), work.bytes());
+  std::vector<int> ipiv(static_cast<std::size_t>(std::min(sh.m, sh.n)), -1);
+  LuOptions o;
+  o.nb = 64;
+  o.lookahead = lookahead;
+  LuResidentWorkspace<T> ws(sh.m, sh.n, o);
+  int info = 0;
+  if (from_host) {
+    info = lu_gpu_resident_host(sh.m, sh.n, work.data(), sh.m, ipiv.data(), ws, s);
+  } else {
+    DeviceBuffer<T> d(work.size());
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), work.data(), d.bytes(), cudaMemcpyHostToDevice, s));
+    info = lu_gpu_resident(sh.m, sh.n, d.data(), sh.m, ipiv.data(), ws, s);
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost, s));
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  EXPECT_EQ(info, 0);
+  const MatrixView<const T> lu{work.data(), sh.m, sh.n, sh.m, Layout::col_major};
+  EXPECT_LT(lu_residual<T>(a.view(), lu, ipiv.data()), kTolerance);
+}
+
+TEST_F(DenseLuGpu, HybridEveryOptionOffOneAtATime) {
+  for (const auto& sh : shapes())
+    for (const auto& [what, o] : option_sets()) {
+      check_hybrid<float>(sh, what, o, stream_);
+      check_hybrid<double>(sh, what, o, stream_);
+    }
+}
+
+TEST_F(DenseLuGpu, GpuResidentWithAndWithoutLookahead) {
+  for (const auto& sh : shapes())
+    for (bool la : {true, false})
+      for (bool host : {false, true}) {
+        check_resident<float>(sh, la, host, stream_);
+        check_resident<double>(sh, la, host, stream_);
+      }
+}
+
+// A zero column k stays exactly zero through every update: LAPACK's info is k + 1.
+TEST_F(DenseLuGpu, SingularInfoAsLapack) {
+  const std::int64_t n = 300;
+  for (std::int64_t zero_col : {0, 70, 299}) {
+    HostMatrix<double> a(n, n), ref(n, n);
+    fill_uniform(a.view(), 9);
+    for (std::int64_t i = 0; i < n; ++i) a(i, zero_col) = 0.0;
+    host::lacpy(n, n, a.data(), n, ref.data(), n);
+    std::vector<int> ipiv(n);
+    const int expected = host::getrf(n, n, ref.data(), n, ipiv.data());
+    ASSERT_EQ(expected, zero_col + 1);
+    for (const auto& [what, o] : option_sets()) {
+      PinnedBuffer<double> work(static_cast<std::size_t>(n * n));
+      std::memcpy(work.data(), a.data(), work.bytes());
+      LuHybridWorkspace<double> ws(n, n, o);
+      EXPECT_EQ(lu_hybrid(n, n, work.data(), n, ipiv.data(), ws, stream_), expected) << what;
+      const MatrixView<const double> lu{work.data(), n, n, n, Layout::col_major};
+      EXPECT_LT(lu_residual<double>(a.view(), lu, ipiv.data()), kTolerance) << what;
+    }
+    PinnedBuffer<double> work(static_cast<std::size_t>(n * n));
+    std::memcpy(work.data(), a.data(), work.bytes());
+    LuOptions o;
+    o.nb = 64;
+    LuResidentWorkspace<double> ws(n, n, o);
+    EXPECT_EQ(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), expected) << "gpu_resident";
+  }
+}
+
+TEST_F(DenseLuGpu, NonFiniteInputIsAClearError) {
+  const std::int64_t n = 200;
+  HostMatrix<float> a(n, n);
+  fill_uniform(a.view(), 4);
+  a(33, 150) = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int> ipiv(n);
+  for (bool row_major : {true, false}) {
+    PinnedBuffer<float> work(static_cast<std::size_t>(n * n));
+    std::memcpy(work.data(), a.data(), work.bytes());
+    LuOptions o;
+    o.row_major = row_major;
+    LuHybridWorkspace<float> ws(n, n, o);
+    try {
+      lu_hybrid(n, n, work.data(), n, ipiv.data(), ws, stream_);
+      ADD_FAILURE() << "NaN accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("A(33, 150)"), std::string::npos) << e.what();
+    }
+  }
+  PinnedBuffer<float> work(static_cast<std::size_t>(n * n));
+  std::memcpy(work.data(), a.data(), work.bytes());
+  LuResidentWorkspace<float> ws(n, n, LuOptions{});
+  EXPECT_THROW(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), std::invalid_argument);
+}
+
+TEST_F(DenseLuGpu, DeviceResidualAgreesWithHost) {
+  for (auto [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {257, 257}, {300, 100}, {100, 300}}) {
+    HostMatrix<double> a(m, n), lu(m, n);
+    fill_uniform(a.view(), 12);
+    host::lacpy(m, n, a.data(), m, lu.data(), m);
+    std::vector<int> ipiv(static_cast<std::size_t>(std::min(m, n)));
+    ASSERT_EQ(host::getrf(m, n, lu.data(), m, ipiv.data()), 0);
+    const double h = lu_residual<double>(a.view(), lu.view(), ipiv.data());
+    const double d = lu_residual_device<double>(a.view(), lu.view(), ipiv.data(), stream_);
+    EXPECT_NEAR(d, h, 0.5 + 0.5 * h) << m << " x " << n;
+    lu(0, 0) += 1e-3;  // a wrong factor must show
+    EXPECT_GT(lu_residual_device<double>(a.view(), lu.view(), ipiv.data(), stream_), 1e3);
+  }
+}
+
+}  // namespace
+}  // namespace gpufact::dense
