@@ -201,3 +201,91 @@ TEST(GemmHost, VariantTableNamesTheKernelAxisValues) {
 
 }  // namespace
 }  // namespace gpufact::factorizations
+
+// The summary hooks of volkov08.table2 and volkov08.fig5 on fabricated results (no GPU).
+#include "apps/gpufact/catalog.hpp"
+#include "core/bench/case.hpp"
+#include "core/bench/registry.hpp"
+
+namespace gpufact::factorizations {
+namespace {
+
+std::vector<Result> summarize(const std::string& key, std::vector<Result> results) {
+  Session session(SystemInfo{}, 0, {}, nullptr);
+  const Experiment* e = experiment_catalog().find(key);
+  EXPECT_NE(e, nullptr);
+  Summary s(session, *e, std::move(results));
+  e->summarize(s);
+  return s.derived();
+}
+
+Result gemm_result(const std::string& key, nlohmann::json axes, const std::string& kernel, double time_s) {
+  Result r;
+  r.experiment = key;
+  r.artifact = key;
+  r.status = Status::passed;
+  r.axes = std::move(axes);
+  r.metrics.push_back({.tag = kernel + "/time", .unit = "s", .value = time_s});
+  r.metrics.push_back({.tag = kernel + "/tflop_rate", .unit = "TFLOP/s", .value = 1e-3 / time_s});
+  r.metrics.push_back({.tag = kernel + "/percent_of_peak", .unit = "%", .value = 10});
+  return r;
+}
+
+TEST(GemmSummaries, Fig5StoresTheFastestSplitsAndTheSmallCSpeedup) {
+  std::vector<Result> rs;
+  const auto add = [&](const std::string& kernel, const std::string& splits, int used, double t) {
+    Result r = gemm_result("volkov08.fig5", {{"blocks", 4}, {"k", 16384}, {"kernel", kernel}, {"splits", splits}},
+                           kernel, t);
+    r.data = {{"m", 64}, {"n", 64}, {"k", 16384}};
+    if (used) r.data["splits"] = used;
+    rs.push_back(r);
+  };
+  add("cublas", "auto", 0, 30e-6);
+  add("volkov", "auto", 0, 200e-6);
+  add("splitk", "auto", 24, 12e-6);
+  add("splitk", "1", 1, 150e-6);
+  add("splitk", "8", 8, 25e-6);
+  add("splitk", "64", 64, 10e-6);
+  const auto derived = summarize("volkov08.fig5", rs);
+  const Result* table = nullptr;
+  const Result* small = nullptr;
+  for (const auto& d : derived) {
+    if (d.artifact == "volkov08.fig5 splitk table") table = &d;
+    if (d.artifact == "volkov08.fig5 small C") small = &d;
+  }
+  ASSERT_NE(table, nullptr);
+  const SplitkTable t = parse_splitk_table(table->data["table"].dump(), "summary");
+  ASSERT_EQ(t.entries.size(), 1u);
+  EXPECT_EQ(t.entries[0].splits, 64);
+  EXPECT_NE(table->reason.find("\"splits\":64"), std::string::npos);
+  ASSERT_NE(small, nullptr);
+  EXPECT_NEAR(small->find_metric("splitk_best/speedup")->value, 3.0, 1e-12);
+  EXPECT_NEAR(small->find_metric("splitk_auto/speedup")->value, 2.5, 1e-12);
+  EXPECT_TRUE(small->reason.empty());
+}
+
+TEST(GemmSummaries, Table2HasOneRowPerNWithThePapersColumns) {
+  std::vector<Result> rs;
+  for (const char* trans : {"NN", "NT"})
+    for (const char* kernel : {"cublas", "volkov", "volkov_no_fetch", "volkov_no_prefetch"}) {
+      Result r = gemm_result("volkov08.table2", {{"n", 4096}, {"trans", trans}, {"kernel", kernel}}, kernel, 1e-3);
+      if (std::string(kernel) == "volkov") {
+        r.metrics.push_back({.tag = "smem_fma/tflop_rate", .unit = "TFLOP/s", .value = 2.0});
+        r.metrics.push_back({.tag = "estimate/tflop_rate", .unit = "TFLOP/s", .value = 0.9});
+      }
+      rs.push_back(r);
+    }
+  const auto derived = summarize("volkov08.table2", rs);
+  ASSERT_EQ(derived.size(), 1u);
+  const Result& row = derived[0];
+  EXPECT_EQ(row.artifact, "volkov08.table2 table");
+  for (const char* tag : {"NN/cublas/tflop_rate", "NT/volkov_no_prefetch/tflop_rate", "peak/tflop_rate",
+                          "NN/estimate/tflop_rate", "NT/volkov/percent_of_smem_peak"})
+    EXPECT_NE(row.find_metric(tag), nullptr) << tag;
+  EXPECT_NEAR(row.find_metric("NN/volkov/percent_of_smem_peak")->value, 50.0, 1e-9);
+  ASSERT_TRUE(row.find_metric("NN/volkov/percent_of_peak")->published.has_value());
+  EXPECT_NEAR(row.find_metric("NN/volkov/percent_of_peak")->published->value, 100.0 * 206 / 345.6, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpufact::factorizations
