@@ -1,5 +1,6 @@
 #include "apps/gpufact/catalog.hpp"
 
+#include "factorizations/caqr/caqr_experiments.hpp"
 #include "factorizations/host_blas/host_blas.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
 #include "microbench/barrier/barrier.hpp"
@@ -28,6 +29,7 @@ const Registry& experiment_catalog() {
     microbench::register_barrier(r);    // §3.6
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8
+    factorizations::register_caqr(r);   // anderson10 §IV
     return r;
   }();
   return registry;

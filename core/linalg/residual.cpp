@@ -96,6 +96,26 @@ QrErrors qr_residual(MatrixView<const T> a, MatrixView<const T> qr, const T* tau
 }
 
 template <class T>
+QrErrors qr_explicit_residual(MatrixView<const T> a, MatrixView<const T> q, MatrixView<const T> r) {
+  require_col_major(a, "qr_explicit_residual: A");
+  require_col_major(q, "qr_explicit_residual: Q");
+  const std::int64_t m = a.rows, n = a.cols;
+  if (q.rows != m || q.cols != n || r.rows != n || r.cols != n)
+    throw std::invalid_argument("qr_explicit_residual: needs A and Q m × n, R n × n");
+  if (m == 0 || n == 0) return {};
+  HostMatrix<T> upper(n, n);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i <= j; ++i) upper(i, j) = r(i, j);
+  HostMatrix<T> res = copy_of(a);
+  host::gemm(Op::N, Op::N, m, n, n, T(-1), q.data, q.ld, upper.data(), upper.ld(), T(1), res.data(), res.ld());
+  QrErrors e;
+  e.factorization = scaled(host::lange('1', m, n, res.data(), res.ld()),
+                           static_cast<double>(m) * host::lange('1', m, n, a.data, a.ld) * unit_roundoff<T>());
+  e.orthogonality = orthogonality_error<T>(q);
+  return e;
+}
+
+template <class T>
 double gemm_error(char ta, char tb, MatrixView<const T> a, MatrixView<const T> b, MatrixView<const T> c0,
                   MatrixView<const T> c, T alpha, T beta) {
   const bool at = ta == 'T' || ta == 't', bt = tb == 'T' || tb == 't';
@@ -141,6 +161,7 @@ double gemm_error(char ta, char tb, MatrixView<const T> a, MatrixView<const T> b
   template double lu_residual<T>(MatrixView<const T>, MatrixView<const T>, const int*);                     \
   template double cholesky_residual<T>(MatrixView<const T>, MatrixView<const T>);                           \
   template QrErrors qr_residual<T>(MatrixView<const T>, MatrixView<const T>, const T*);                     \
+  template QrErrors qr_explicit_residual<T>(MatrixView<const T>, MatrixView<const T>, MatrixView<const T>);  \
   template double orthogonality_error<T>(MatrixView<const T>);                                              \
   template double gemm_error<T>(char, char, MatrixView<const T>, MatrixView<const T>, MatrixView<const T>,  \
                                 MatrixView<const T>, T, T);

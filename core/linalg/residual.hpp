@@ -25,6 +25,10 @@ struct QrErrors {
 template <class T>
 QrErrors qr_residual(MatrixView<const T> a, MatrixView<const T> qr, const T* tau);
 
+// The same two errors for an explicit m × n Q and n × n R (only R's upper triangle is read).
+template <class T>
+QrErrors qr_explicit_residual(MatrixView<const T> a, MatrixView<const T> q, MatrixView<const T> r);
+
 // ‖I − QᵀQ‖₁ / (m ε) for an explicit m × n Q with orthonormal columns.
 template <class T>
 double orthogonality_error(MatrixView<const T> q);
