@@ -2,6 +2,7 @@
 
 #include "factorizations/dense/dense_experiments.hpp"
 #include "factorizations/gemm/gemm_experiments.hpp"
+#include "factorizations/caqr/caqr_experiments.hpp"
 #include "factorizations/host_blas/host_blas.hpp"
 #include "factorizations/tsqr_baselines/qr_baselines.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
@@ -33,6 +34,7 @@ const Registry& experiment_catalog() {
     microbench::register_fig3(r);       // §3.8
     factorizations::register_gemm(r);   // §4: Table 2, Figs. 5-6
     dense::register_dense(r);           // §5–6: fig7 (+ table3), fig10, fig11
+    factorizations::register_caqr(r);          // anderson10 §IV: kernels, fig7
     factorizations::register_qr_baselines(r);  // anderson10 §V: fig8, fig9, conditioning
     return r;
   }();

@@ -1,0 +1,23 @@
+// The acceptance test of issue 6: ‖A − QR‖₂/‖A‖₂ and ‖I − QᵀQ‖₂, each in units of √n·ε, must be
+// ≤ 10. Spectral norms (the norm that bound is natural in: an n × n matrix of independent O(ε)
+// errors has 2-norm O(√n ε), its 1-norm O(n ε)), computed in double precision by power
+// iteration on the n × n Gram matrices.
+#pragma once
+
+#include "core/linalg/matrix_view.hpp"
+
+namespace gpufact::factorizations {
+
+struct QrAccuracy {
+  double factorization = 0;  // ‖A − QR‖₂ / (‖A‖₂ √n ε)
+  double orthogonality = 0;  // ‖I − QᵀQ‖₂ / (√n ε)
+};
+
+// A and Q m × n, R n × n (upper triangle read). NaN/Inf anywhere gives +inf.
+template <class T>
+QrAccuracy qr_accuracy(MatrixView<const T> a, MatrixView<const T> q, MatrixView<const T> r);
+
+// ‖M‖₂ of a symmetric positive semidefinite n × n matrix (its largest eigenvalue) by power iteration.
+double spd_largest_eigenvalue(MatrixView<const double> g);
+
+}  // namespace gpufact::factorizations

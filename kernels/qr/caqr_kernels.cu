@@ -1,0 +1,651 @@
+#include "kernels/qr/caqr_kernels.cuh"
+
+#include "core/cuda/check.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace gpufact::kernels {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kFactorThreads = 256;
+constexpr int kTreeThreads = 256;
+constexpr int kTreeTileCols = 32;  // trailing columns per thread block in apply_qt_tree
+
+extern __shared__ __align__(16) unsigned char caqr_smem[];
+
+template <class T>
+__device__ __forceinline__ T warp_sum(T x) {
+  for (int off = kWarp / 2; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+  return x;
+}
+
+int device_smem_optin() {
+  int dev = 0, bytes = 0;
+  GPUFACT_CUDA_CHECK(cudaGetDevice(&dev));
+  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  return bytes;
+}
+
+// Lets `kernel` use all opt-in shared memory (once per kernel, before any capture needs it).
+template <class Kernel>
+void allow_full_smem(Kernel kernel) {
+  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, device_smem_optin()));
+}
+
+template <auto Kernel>
+void configure_once() {
+  static const bool configured = (allow_full_smem(Kernel), true);
+  (void)configured;
+}
+
+void require_smem(std::size_t bytes, const char* kernel) {
+  const auto limit = static_cast<std::size_t>(device_smem_optin());
+  if (bytes > limit)
+    throw std::invalid_argument(std::string(kernel) + " needs " + std::to_string(bytes) +
+                                " bytes of shared memory per block; the device allows " + std::to_string(limit));
+}
+
+unsigned grid_for(std::int64_t count, int threads) {
+  return static_cast<unsigned>(std::min<std::int64_t>((count + threads - 1) / threads, 65535 * 8));
+}
+
+// Householder QR (LAPACK geqr2) of the rows × cols matrix s (ld) in shared memory by the whole
+// thread block: warp 0 makes each reflector, then each warp updates its own columns (a column's
+// dot and axpy need no block barrier). tau_out[j] for j < min(rows, cols).
+template <class T>
+__device__ void block_geqr2(T* s, int ld, int rows, int cols, T* tau_out) {
+  __shared__ T coef[2];
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  const int k = min(rows, cols);
+  for (int j = 0; j < k; ++j) {
+    T* vj = s + j * ld;
+    if (warp == 0) {
+      T ss = T(0);
+      for (int i = j + 1 + lane; i < rows; i += kWarp) ss += vj[i] * vj[i];
+      ss = warp_sum(ss);
+      if (lane == 0) {
+        T tau = T(0), scal = T(1);
+        if (ss != T(0)) {
+          const T alpha = vj[j];
+          const T beta = -copysign(sqrt(alpha * alpha + ss), alpha);
+          tau = (beta - alpha) / beta;
+          scal = T(1) / (alpha - beta);
+          vj[j] = beta;
+        }
+        coef[0] = tau;
+        coef[1] = scal;
+        tau_out[j] = tau;
+      }
+    }
+    __syncthreads();
+    const T tau = coef[0], scal = coef[1];
+    if (tau != T(0)) {
+      for (int i = j + 1 + static_cast<int>(threadIdx.x); i < rows; i += blockDim.x) vj[i] *= scal;
+      __syncthreads();
+      for (int c = j + 1 + warp; c < cols; c += warps) {
+        T* col = s + c * ld;
+        T dot = lane == 0 ? col[j] : T(0);
+        for (int i = j + 1 + lane; i < rows; i += kWarp) dot += vj[i] * col[i];
+        const T td = tau * warp_sum(dot);
+        if (lane == 0) col[j] -= td;
+        for (int i = j + 1 + lane; i < rows; i += kWarp) col[i] -= td * vj[i];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kFactorThreads)
+    factor_kernel(T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows, T* tau, int tau_ld) {
+  T* s = reinterpret_cast<T*>(caqr_smem);
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * block_rows;
+  const int nr = static_cast<int>(min(static_cast<std::int64_t>(block_rows), rows - r0));
+  T* a = panel + r0;
+  for (int idx = threadIdx.x; idx < nr * width; idx += blockDim.x) s[idx] = a[idx % nr + (idx / nr) * lda];
+  T* t = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
+  for (int j = min(nr, width) + static_cast<int>(threadIdx.x); j < tau_ld; j += blockDim.x) t[j] = T(0);
+  __syncthreads();
+  block_geqr2(s, nr, nr, width, t);
+  for (int idx = threadIdx.x; idx < nr * width; idx += blockDim.x) a[idx % nr + (idx / nr) * lda] = s[idx];
+}
+
+// A tree node's stack: K rows; stack row r is row r mod w of child r / w (all children but the
+// level's last have w rows), stored at panel row (first + r / w)·stride + r mod w.
+struct NodeStack {
+  std::int64_t first = 0;
+  int count = 0, rows = 0;
+};
+__device__ __forceinline__ NodeStack node_stack(const CaqrTreeLevelArgs& l, std::int64_t node, int w) {
+  NodeStack st;
+  st.first = node * l.fan_in;
+  st.count = static_cast<int>(min(static_cast<std::int64_t>(l.fan_in), l.children - st.first));
+  const bool has_last = st.first + st.count == l.children;
+  st.rows = (st.count - 1) * w + (has_last ? static_cast<int>(l.last_child_rows) : w);
+  return st;
+}
+__device__ __forceinline__ std::int64_t stack_row(const CaqrTreeLevelArgs& l, const NodeStack& st, int r, int w) {
+  return (st.first + r / w) * l.child_stride + r % w;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTreeThreads)
+    factor_tree_kernel(T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, T* tau, int tau_ld) {
+  const NodeStack st = node_stack(level, blockIdx.x, width);
+  if (st.count < 2) return;  // a single child passes its R up
+  T* s = reinterpret_cast<T*>(caqr_smem);
+  const int K = st.rows;
+  for (int idx = threadIdx.x; idx < K * width; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    s[idx] = r % width <= j ? panel[stack_row(level, st, r, width) + j * lda] : T(0);
+  }
+  __syncthreads();
+  block_geqr2(s, K, K, width, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld);
+  for (int idx = threadIdx.x; idx < K * width; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    if (r % width <= j) panel[stack_row(level, st, r, width) + j * lda] = s[idx];
+  }
+}
+
+// Shared by the apply kernels: block b's reflectors as a dense BR × BC column-major matrix with
+// the unit diagonal and zeros stored (zeros also in padding rows and columns), and its taus.
+template <class T>
+__device__ void load_block_reflectors(const T* panel, std::int64_t lda, int nr, int k, int BR, int BC, const T* tau,
+                                      T* vs, T* ts) {
+  for (int idx = threadIdx.x; idx < BR * BC; idx += blockDim.x) {
+    const int r = idx % BR, j = idx / BR;
+    vs[idx] = (j < k && r < nr) ? (r > j ? panel[r + j * lda] : (r == j ? T(1) : T(0))) : T(0);
+  }
+  for (int j = threadIdx.x; j < BC; j += blockDim.x) ts[j] = j < k ? tau[j] : T(0);
+}
+
+struct HBlock {
+  std::int64_t r0;
+  int nr, k;
+};
+__device__ __forceinline__ HBlock h_block(std::int64_t rows, int width, int BR) {
+  HBlock b;
+  b.r0 = static_cast<std::int64_t>(blockIdx.x) * BR;
+  b.nr = static_cast<int>(min(static_cast<std::int64_t>(BR), rows - b.r0));
+  b.k = min(b.nr, width);
+  return b;
+}
+
+// 1) shared-memory parallel reductions: thread t holds row t of the tile in registers.
+template <class T, int BR, int BC>
+__global__ void __launch_bounds__(BR) apply_h_smem_parallel(const T* panel, std::int64_t lda, std::int64_t rows,
+                                                            int width, const T* tau, int tau_ld, T* c,
+                                                            std::int64_t ldc, std::int64_t cols, bool transpose) {
+  T* vs = reinterpret_cast<T*>(caqr_smem);
+  T* ts = vs + BR * BC;
+  T* red = ts + BC;
+  const HBlock b = h_block(rows, width, BR);
+  load_block_reflectors(panel + b.r0, lda, b.nr, b.k, BR, BC, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, vs, ts);
+  const int t = threadIdx.x;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * BC;
+  T reg[BC];
+#pragma unroll
+  for (int j = 0; j < BC; ++j)
+    reg[j] = (t < b.nr && c0 + j < cols) ? c[b.r0 + t + (c0 + j) * ldc] : T(0);
+  __syncthreads();
+  for (int step = 0; step < b.k; ++step) {
+    const int j = transpose ? step : b.k - 1 - step;
+    const T v = vs[j * BR + t], tj = ts[j];
+#pragma unroll
+    for (int col = 0; col < BC; ++col) {
+      red[t] = v * reg[col];
+      __syncthreads();
+      for (int half = BR / 2; half > 0; half >>= 1) {
+        if (t < half) red[t] += red[t + half];
+        __syncthreads();
+      }
+      const T td = tj * red[0];
+      __syncthreads();
+      reg[col] -= td * v;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < BC; ++j)
+    if (t < b.nr && c0 + j < cols) c[b.r0 + t + (c0 + j) * ldc] = reg[j];
+}
+
+template <int BR, int BC>
+struct RegisterLayout {
+  static constexpr int threads = (BR * BC / 8 < 64) ? 64 : (BR * BC / 8 > 512 ? 512 : BR * BC / 8);
+  static constexpr int per_col = threads / BC;   // threads sharing a column (Fig. 6)
+  static constexpr int per_thread = BR / per_col;  // rows each thread holds
+  static_assert(threads % BC == 0 && per_col >= 1 && BR % per_col == 0, "register layout needs BR·BC ≥ 8·BC");
+};
+
+// 2) and 4) register-file serial reduction (Fig. 6): thread t owns column t mod BC, rows
+// t / BC + q·per_col; serial partial sums, one shared-memory exchange per reflector. TILED reads
+// C in the row-major tile layout (approach 4), so consecutive threads touch consecutive words.
+template <class T, int BR, int BC, bool TILED>
+__global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
+    apply_h_register_serial(const T* panel, std::int64_t lda, std::int64_t rows, int width, const T* tau, int tau_ld,
+                            T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
+  using L = RegisterLayout<BR, BC>;
+  T* vs = reinterpret_cast<T*>(caqr_smem);
+  T* ts = vs + BR * BC;
+  T* part = ts + BC;
+  T* dots = part + L::per_col * BC;
+  const HBlock b = h_block(rows, width, BR);
+  load_block_reflectors(panel + b.r0, lda, b.nr, b.k, BR, BC, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, vs, ts);
+  const int t = threadIdx.x, col = t % BC, rg = t / BC;
+  const std::int64_t gcol = static_cast<std::int64_t>(blockIdx.y) * BC + col;
+  const bool col_ok = gcol < cols;
+  auto at = [&](int r) -> T* {
+    return TILED ? c + static_cast<std::int64_t>(blockIdx.y) * ldc * BC + (b.r0 + r) * BC + col
+                 : c + b.r0 + r + gcol * ldc;
+  };
+  T reg[L::per_thread];
+#pragma unroll
+  for (int q = 0; q < L::per_thread; ++q) {
+    const int r = rg + q * L::per_col;
+    reg[q] = (col_ok && r < b.nr) ? *at(r) : T(0);
+  }
+  __syncthreads();
+  for (int step = 0; step < b.k; ++step) {
+    const int j = transpose ? step : b.k - 1 - step;
+    const T* v = vs + j * BR;
+    T partial = T(0);
+#pragma unroll
+    for (int q = 0; q < L::per_thread; ++q) partial += v[rg + q * L::per_col] * reg[q];
+    part[rg * BC + col] = partial;
+    __syncthreads();
+    if (t < BC) {
+      T d = T(0);
+      for (int g = 0; g < L::per_col; ++g) d += part[g * BC + t];
+      dots[t] = ts[j] * d;
+    }
+    __syncthreads();
+    const T td = dots[col];
+#pragma unroll
+    for (int q = 0; q < L::per_thread; ++q) reg[q] -= td * v[rg + q * L::per_col];
+  }
+#pragma unroll
+  for (int q = 0; q < L::per_thread; ++q) {
+    const int r = rg + q * L::per_col;
+    if (col_ok && r < b.nr) *at(r) = reg[q];
+  }
+}
+
+template <int BR, int BC>
+struct CombinedLayout {
+  static constexpr int threads = (BR * BC / 2 < 256) ? BR * BC / 2 : 256;
+};
+
+// 3) shared-memory combined reduction: the tile transposed (row-major) in shared memory, the
+// products v_i·c_ij reduced as one BR·BC vector down to BC sums (anderson10 §IV.E.3).
+template <class T, int BR, int BC>
+__global__ void __launch_bounds__(CombinedLayout<BR, BC>::threads)
+    apply_h_smem_combined(const T* panel, std::int64_t lda, std::int64_t rows, int width, const T* tau, int tau_ld,
+                          T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
+  T* vs = reinterpret_cast<T*>(caqr_smem);
+  T* tile = vs + BR * BC;
+  T* red = tile + BR * BC;
+  T* ts = red + BR * BC;
+  const HBlock b = h_block(rows, width, BR);
+  load_block_reflectors(panel + b.r0, lda, b.nr, b.k, BR, BC, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, vs, ts);
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * BC;
+  for (int idx = threadIdx.x; idx < BR * BC; idx += blockDim.x) {
+    const int r = idx % BR, j = idx / BR;
+    tile[r * BC + j] = (r < b.nr && c0 + j < cols) ? c[b.r0 + r + (c0 + j) * ldc] : T(0);
+  }
+  __syncthreads();
+  for (int step = 0; step < b.k; ++step) {
+    const int j = transpose ? step : b.k - 1 - step;
+    const T* v = vs + j * BR;
+    for (int idx = threadIdx.x; idx < BR * BC; idx += blockDim.x) red[idx] = v[idx / BC] * tile[idx];
+    __syncthreads();
+    for (int half = BR * BC / 2; half >= BC; half >>= 1) {
+      for (int idx = threadIdx.x; idx < half; idx += blockDim.x) red[idx] += red[idx + half];
+      __syncthreads();
+    }
+    const T tj = ts[j];
+    for (int idx = threadIdx.x; idx < BR * BC; idx += blockDim.x) tile[idx] -= (tj * red[idx % BC]) * v[idx / BC];
+    __syncthreads();
+  }
+  for (int idx = threadIdx.x; idx < BR * BC; idx += blockDim.x) {
+    const int r = idx % BR, j = idx / BR;
+    if (r < b.nr && c0 + j < cols) c[b.r0 + r + (c0 + j) * ldc] = tile[r * BC + j];
+  }
+}
+
+// apply_qt_tree: gathers the node's reflectors (explicit zeros outside the stack pattern) and
+// the rows of a kTreeTileCols-column tile, applies them (each warp its own columns, no block
+// barrier between reflectors), scatters the rows back.
+template <class T>
+__global__ void __launch_bounds__(kTreeThreads)
+    apply_tree_kernel(const T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, const T* tau, int tau_ld,
+                      T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
+  const NodeStack st = node_stack(level, blockIdx.x, width);
+  if (st.count < 2) return;
+  const int K = st.rows, w = width;
+  T* vs = reinterpret_cast<T*>(caqr_smem);
+  T* tile = vs + static_cast<std::int64_t>(K) * w;
+  T* ts = tile + static_cast<std::int64_t>(K) * kTreeTileCols;
+  for (int idx = threadIdx.x; idx < K * w; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    vs[idx] = r < w ? (r == j ? T(1) : T(0)) : (r % w <= j ? panel[stack_row(level, st, r, w) + j * lda] : T(0));
+  }
+  const T* tn = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
+  for (int j = threadIdx.x; j < w; j += blockDim.x) ts[j] = tn[j];
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * kTreeTileCols;
+  for (int idx = threadIdx.x; idx < K * kTreeTileCols; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    tile[idx] = c0 + j < cols ? c[stack_row(level, st, r, w) + (c0 + j) * ldc] : T(0);
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  for (int j0 = warp; j0 < kTreeTileCols; j0 += warps) {
+    T* col = tile + j0 * K;
+    for (int step = 0; step < w; ++step) {
+      const int j = transpose ? step : w - 1 - step;
+      const T tj = ts[j];
+      if (tj == T(0)) continue;
+      const T* v = vs + j * K;
+      T dot = T(0);
+      for (int i = j + lane; i < K; i += kWarp) dot += v[i] * col[i];
+      const T td = tj * warp_sum(dot);
+      for (int i = j + lane; i < K; i += kWarp) col[i] -= td * v[i];
+      __syncwarp();
+    }
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < K * kTreeTileCols; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    if (c0 + j < cols) c[stack_row(level, st, r, w) + (c0 + j) * ldc] = tile[idx];
+  }
+}
+
+template <class T>
+__global__ void to_tiles_kernel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t cols, int tc, T* tiles,
+                                std::int64_t ldt) {
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < rows * cols;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = idx % rows, j = idx / rows;
+    tiles[(j / tc) * ldt * tc + r * tc + j % tc] = a[r + j * lda];
+  }
+}
+
+template <class T>
+__global__ void from_tiles_kernel(const T* tiles, std::int64_t ldt, std::int64_t rows, std::int64_t cols, int tc, T* a,
+                                  std::int64_t lda) {
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < rows * cols;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = idx % rows, j = idx / rows;
+    a[r + j * lda] = tiles[(j / tc) * ldt * tc + r * tc + j % tc];
+  }
+}
+
+template <class T>
+__global__ void set_identity_kernel(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n) {
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < m * n;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t i = idx % m, j = idx / m;
+    q[i + j * ldq] = i == j ? T(1) : T(0);
+  }
+}
+
+template <class T>
+__global__ void copy_upper_kernel(const T* a, std::int64_t lda, std::int64_t n, T* r, std::int64_t ldr) {
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < n * n;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t i = idx % n, j = idx / n;
+    r[i + j * ldr] = i <= j ? a[i + j * lda] : T(0);
+  }
+}
+
+template <class T>
+__global__ void count_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_t m, std::int64_t n,
+                                       unsigned long long* count) {
+  unsigned long long bad = 0;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < m * n;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    if (!isfinite(a[idx % m + (idx / m) * lda])) ++bad;
+  for (int off = kWarp / 2; off > 0; off >>= 1) bad += __shfl_xor_sync(0xffffffffu, bad, off);
+  if (threadIdx.x % kWarp == 0 && bad) atomicAdd(count, bad);
+}
+
+// apply_qt_h's compiled shapes: the paper's 64×16 and 128×8, the brief's square and wider blocks,
+// and whole-width blocks for tall-skinny panels (anderson10 §IV.F).
+#define GPUFACT_CAQR_SHAPES(X) \
+  X(64, 16) X(128, 8) X(32, 32) X(128, 16) X(256, 16) X(256, 32) X(256, 64) X(256, 128)
+
+// Shared memory of apply_qt_h per strategy (all dynamic: the wider shapes exceed 48 KiB).
+template <class T, int BR, int BC>
+std::size_t apply_h_smem_bytes(QtReduction r) {
+  const std::size_t v = static_cast<std::size_t>(BR) * BC;
+  switch (r) {
+    case QtReduction::smem_parallel: return (v + BC + BR) * sizeof(T);
+    case QtReduction::smem_combined: return (3 * v + BC) * sizeof(T);
+    default: return (v + BC + static_cast<std::size_t>(RegisterLayout<BR, BC>::per_col) * BC + BC) * sizeof(T);
+  }
+}
+
+template <class T, int BR, int BC>
+void apply_h_shape(const T* panel, std::int64_t lda, std::int64_t rows, int width, const T* tau, int tau_ld, T* c,
+                   std::int64_t ldc, std::int64_t cols, bool transpose, QtReduction reduction, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((rows + BR - 1) / BR), static_cast<unsigned>((cols + BC - 1) / BC));
+  const std::size_t bytes = apply_h_smem_bytes<T, BR, BC>(reduction);
+  require_smem(bytes, "apply_qt_h");
+  switch (reduction) {
+    case QtReduction::smem_parallel: {
+      configure_once<apply_h_smem_parallel<T, BR, BC>>();
+      apply_h_smem_parallel<T, BR, BC><<<grid, BR, bytes, stream>>>(panel, lda, rows, width, tau, tau_ld, c, ldc,
+                                                                     cols, transpose);
+      break;
+    }
+    case QtReduction::register_serial: {
+      configure_once<apply_h_register_serial<T, BR, BC, false>>();
+      apply_h_register_serial<T, BR, BC, false><<<grid, RegisterLayout<BR, BC>::threads, bytes, stream>>>(
+          panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
+      break;
+    }
+    case QtReduction::register_serial_transposed: {
+      configure_once<apply_h_register_serial<T, BR, BC, true>>();
+      apply_h_register_serial<T, BR, BC, true><<<grid, RegisterLayout<BR, BC>::threads, bytes, stream>>>(
+          panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
+      break;
+    }
+    case QtReduction::smem_combined: {
+      configure_once<apply_h_smem_combined<T, BR, BC>>();
+      apply_h_smem_combined<T, BR, BC><<<grid, CombinedLayout<BR, BC>::threads, bytes, stream>>>(
+          panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
+      break;
+    }
+  }
+  GPUFACT_CHECK_LAUNCH();
+}
+
+std::size_t factor_smem_bytes(int block_rows, int width, std::size_t elem) {
+  return static_cast<std::size_t>(block_rows) * width * elem;
+}
+std::size_t tree_stack_rows(int block_rows, int block_cols) {
+  const int fan_in = block_rows / block_cols >= 2 ? block_rows / block_cols : 2;
+  return static_cast<std::size_t>(fan_in) * block_cols;
+}
+
+}  // namespace
+
+const char* to_string(QtReduction r) {
+  switch (r) {
+    case QtReduction::smem_parallel: return "smem_parallel";
+    case QtReduction::register_serial: return "register_serial";
+    case QtReduction::smem_combined: return "smem_combined";
+    case QtReduction::register_serial_transposed: return "register_serial_transposed";
+  }
+  return "unknown";
+}
+
+std::string caqr_compiled_shapes() {
+  std::string out;
+#define GPUFACT_NAME(R, C) out += (out.empty() ? "" : ",") + std::to_string(R) + "x" + std::to_string(C);
+  GPUFACT_CAQR_SHAPES(GPUFACT_NAME)
+#undef GPUFACT_NAME
+  return out;
+}
+
+template <class T>
+std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r) {
+  std::size_t h_bytes = 0;
+#define GPUFACT_MATCH(R, C) \
+  if (block_rows == R && block_cols == C) h_bytes = apply_h_smem_bytes<T, R, C>(r);
+  GPUFACT_CAQR_SHAPES(GPUFACT_MATCH)
+#undef GPUFACT_MATCH
+  const std::string shape = std::to_string(block_rows) + "x" + std::to_string(block_cols);
+  if (h_bytes == 0) return "block shape " + shape + " is not compiled (compiled: " + caqr_compiled_shapes() + ")";
+  const auto limit = static_cast<std::size_t>(device_smem_optin());
+  const std::size_t stack = tree_stack_rows(block_rows, block_cols);
+  const std::size_t factor = factor_smem_bytes(block_rows, block_cols, sizeof(T));
+  const std::size_t tree = stack * block_cols * sizeof(T);
+  const std::size_t tree_apply = (stack * (block_cols + kTreeTileCols) + block_cols) * sizeof(T);
+  const std::size_t need = std::max({factor, tree, tree_apply, h_bytes});
+  if (need > limit)
+    return "block shape " + shape + " needs " + std::to_string(need) + " bytes of shared memory per block in " +
+           (sizeof(T) == 4 ? "FP32" : "FP64") + "; the device allows " + std::to_string(limit);
+  return {};
+}
+
+template <class T>
+void caqr_prepare_kernels(int block_rows, int block_cols) {
+  configure_once<factor_kernel<T>>();
+  configure_once<factor_tree_kernel<T>>();
+  configure_once<apply_tree_kernel<T>>();
+#define GPUFACT_PREPARE(R, C)                                   \
+  if (block_rows == R && block_cols == C) {                     \
+    configure_once<apply_h_smem_parallel<T, R, C>>();           \
+    configure_once<apply_h_register_serial<T, R, C, false>>();  \
+    configure_once<apply_h_register_serial<T, R, C, true>>();   \
+    configure_once<apply_h_smem_combined<T, R, C>>();           \
+  }
+  GPUFACT_CAQR_SHAPES(GPUFACT_PREPARE)
+#undef GPUFACT_PREPARE
+}
+
+template <class T>
+void launch_caqr_factor(T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows, T* tau, int tau_ld,
+                        cudaStream_t stream) {
+  if (rows < 1 || width < 1 || block_rows < 1 || width > tau_ld)
+    throw std::invalid_argument("launch_caqr_factor: needs rows, width, block_rows >= 1 and width <= tau_ld");
+  configure_once<factor_kernel<T>>();
+  const std::size_t bytes = factor_smem_bytes(block_rows, width, sizeof(T));
+  require_smem(bytes, "factor");
+  const auto blocks = static_cast<unsigned>((rows + block_rows - 1) / block_rows);
+  factor_kernel<T><<<blocks, kFactorThreads, bytes, stream>>>(panel, lda, rows, width, block_rows, tau, tau_ld);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_caqr_factor_tree(T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, T* tau, int tau_ld,
+                             cudaStream_t stream) {
+  if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
+    throw std::invalid_argument("launch_caqr_factor_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
+  configure_once<factor_tree_kernel<T>>();
+  const std::size_t bytes = static_cast<std::size_t>(level.fan_in) * width * width * sizeof(T);
+  require_smem(bytes, "factor_tree");
+  const auto nodes = static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in);
+  factor_tree_kernel<T><<<nodes, kTreeThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_caqr_apply_qt_h(const T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows,
+                            int block_cols, const T* tau, int tau_ld, T* c, std::int64_t ldc, std::int64_t cols,
+                            bool transpose, QtReduction reduction, cudaStream_t stream) {
+  if (cols <= 0 || rows <= 0) return;
+  if (width < 1 || width > block_cols || tau_ld < width)
+    throw std::invalid_argument("launch_caqr_apply_qt_h: needs 1 <= width <= block_cols and tau_ld >= width");
+#define GPUFACT_DISPATCH(R, C)                                                                                   \
+  if (block_rows == R && block_cols == C)                                                                        \
+    return apply_h_shape<T, R, C>(panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose, reduction, stream);
+  GPUFACT_CAQR_SHAPES(GPUFACT_DISPATCH)
+#undef GPUFACT_DISPATCH
+  throw std::invalid_argument("launch_caqr_apply_qt_h: block shape " + std::to_string(block_rows) + "x" +
+                              std::to_string(block_cols) + " is not compiled (compiled: " + caqr_compiled_shapes() + ")");
+}
+
+template <class T>
+void launch_caqr_apply_qt_tree(const T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, const T* tau,
+                               int tau_ld, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
+                               cudaStream_t stream) {
+  if (cols <= 0) return;
+  if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
+    throw std::invalid_argument("launch_caqr_apply_qt_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
+  configure_once<apply_tree_kernel<T>>();
+  const std::size_t stack = static_cast<std::size_t>(level.fan_in) * width;
+  const std::size_t bytes = (stack * (width + kTreeTileCols) + width) * sizeof(T);
+  require_smem(bytes, "apply_qt_tree");
+  const dim3 grid(static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in),
+                  static_cast<unsigned>((cols + kTreeTileCols - 1) / kTreeTileCols));
+  apply_tree_kernel<T><<<grid, kTreeThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld, c, ldc, cols,
+                                                              transpose);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_caqr_panel_transpose(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t cols, int tile_cols,
+                                 T* tiles, std::int64_t ldt, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  to_tiles_kernel<T><<<grid_for(rows * cols, 256), 256, 0, stream>>>(a, lda, rows, cols, tile_cols, tiles, ldt);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_caqr_panel_untranspose(const T* tiles, std::int64_t ldt, std::int64_t rows, std::int64_t cols,
+                                   int tile_cols, T* a, std::int64_t lda, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  from_tiles_kernel<T><<<grid_for(rows * cols, 256), 256, 0, stream>>>(tiles, ldt, rows, cols, tile_cols, a, lda);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_set_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return;
+  set_identity_kernel<T><<<grid_for(m * n, 256), 256, 0, stream>>>(q, ldq, m, n);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_copy_upper_triangle(const T* a, std::int64_t lda, std::int64_t n, T* r, std::int64_t ldr,
+                                cudaStream_t stream) {
+  if (n <= 0) return;
+  copy_upper_kernel<T><<<grid_for(n * n, 256), 256, 0, stream>>>(a, lda, n, r, ldr);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_count_nonfinite(const T* a, std::int64_t lda, std::int64_t m, std::int64_t n, unsigned long long* count,
+                            cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return;
+  count_nonfinite_kernel<T><<<std::min(grid_for(m * n, 256), 1024u), 256, 0, stream>>>(a, lda, m, n, count);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+#define GPUFACT_INSTANTIATE(T)                                                                                     \
+  template std::string caqr_shape_problem<T>(int, int, QtReduction);                                               \
+  template void caqr_prepare_kernels<T>(int, int);                                                                 \
+  template void launch_caqr_factor<T>(T*, std::int64_t, std::int64_t, int, int, T*, int, cudaStream_t);            \
+  template void launch_caqr_factor_tree<T>(T*, std::int64_t, int, CaqrTreeLevelArgs, T*, int, cudaStream_t);       \
+  template void launch_caqr_apply_qt_h<T>(const T*, std::int64_t, std::int64_t, int, int, int, const T*, int, T*,  \
+                                          std::int64_t, std::int64_t, bool, QtReduction, cudaStream_t);            \
+  template void launch_caqr_apply_qt_tree<T>(const T*, std::int64_t, int, CaqrTreeLevelArgs, const T*, int, T*,    \
+                                             std::int64_t, std::int64_t, bool, cudaStream_t);                      \
+  template void launch_caqr_panel_transpose<T>(const T*, std::int64_t, std::int64_t, std::int64_t, int, T*,        \
+                                               std::int64_t, cudaStream_t);                                        \
+  template void launch_caqr_panel_untranspose<T>(const T*, std::int64_t, std::int64_t, std::int64_t, int, T*,      \
+                                                 std::int64_t, cudaStream_t);                                      \
+  template void launch_set_identity<T>(T*, std::int64_t, std::int64_t, std::int64_t, cudaStream_t);                \
+  template void launch_copy_upper_triangle<T>(const T*, std::int64_t, std::int64_t, T*, std::int64_t, cudaStream_t); \
+  template void launch_count_nonfinite<T>(const T*, std::int64_t, std::int64_t, std::int64_t, unsigned long long*, \
+                                          cudaStream_t);
+GPUFACT_INSTANTIATE(float)
+GPUFACT_INSTANTIATE(double)
+#undef GPUFACT_INSTANTIATE
+
+}  // namespace gpufact::kernels
