@@ -9,6 +9,7 @@
 #include "core/linalg/residual.hpp"
 #include "factorizations/tsqr_baselines/qr_methods.hpp"
 #include "factorizations/tsqr_baselines/qr_test_matrices.hpp"
+#include "kernels/qr/caqr_kernels.cuh"
 #include "kernels/qr/householder_blas2.cuh"
 
 #include <cuda_runtime_api.h>

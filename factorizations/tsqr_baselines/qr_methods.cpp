@@ -7,6 +7,7 @@
 #include "core/cuda/stream.hpp"
 #include "core/linalg/device_blas.hpp"
 #include "core/linalg/host_blas.hpp"
+#include "kernels/qr/caqr_kernels.cuh"
 #include "kernels/qr/householder_blas2.cuh"
 
 #include <unistd.h>

@@ -191,13 +191,6 @@ __global__ void set_identity_kernel(T* q, std::int64_t ldq, std::int64_t m, std:
       q[i + j * ldq] = i == j ? T(1) : T(0);
 }
 
-template <class T>
-__global__ void copy_upper_triangle_kernel(const T* a, std::int64_t lda, std::int64_t n, T* r, std::int64_t ldr) {
-  for (std::int64_t j = blockIdx.y; j < n; j += gridDim.y)
-    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-      r[i + j * ldr] = i <= j ? a[i + j * lda] : T(0);
-}
 
 unsigned grid_count(std::int64_t items, std::int64_t per_block, std::int64_t cap) {
   return static_cast<unsigned>(std::clamp<std::int64_t>((items + per_block - 1) / per_block, 1, cap));
@@ -275,15 +268,6 @@ void org2r(const T* a, std::int64_t lda, const T* tau, std::int64_t m, std::int6
   }
 }
 
-template <class T>
-void copy_upper(const T* a, std::int64_t lda, std::int64_t n, T* r, std::int64_t ldr, cudaStream_t stream) {
-  if (n < 1 || lda < n || ldr < n)
-    throw std::invalid_argument("copy_upper_triangle: needs n >= 1 and lda, ldr >= n");
-  copy_upper_triangle_kernel<T><<<dim3(grid_count(n, kThreads, 1024), grid_count(n, 1, 1024)), kThreads, 0, stream>>>(
-      a, lda, n, r, ldr);
-  GPUFACT_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 std::int64_t householder_blas2_rows_per_block(std::int64_t rows) {
@@ -321,14 +305,6 @@ void launch_householder_blas2_org2r(const double* a, std::int64_t lda, const dou
                                     std::int64_t n, double* q, std::int64_t ldq, HouseholderBlas2Workspace<double> ws,
                                     cudaStream_t stream) {
   org2r(a, lda, tau, m, n, q, ldq, ws, stream);
-}
-void launch_copy_upper_triangle(const float* a, std::int64_t lda, std::int64_t n, float* r, std::int64_t ldr,
-                                cudaStream_t stream) {
-  copy_upper(a, lda, n, r, ldr, stream);
-}
-void launch_copy_upper_triangle(const double* a, std::int64_t lda, std::int64_t n, double* r, std::int64_t ldr,
-                                cudaStream_t stream) {
-  copy_upper(a, lda, n, r, ldr, stream);
 }
 
 }  // namespace gpufact::kernels

@@ -52,10 +52,5 @@ void launch_householder_blas2_org2r(const double* a, std::int64_t lda, const dou
                                     std::int64_t n, double* q, std::int64_t ldq, HouseholderBlas2Workspace<double> ws,
                                     cudaStream_t stream);
 
-// r (n × n, ldr >= n) = the upper triangle of a's leading n × n block, zeros below the diagonal.
-void launch_copy_upper_triangle(const float* a, std::int64_t lda, std::int64_t n, float* r, std::int64_t ldr,
-                                cudaStream_t stream);
-void launch_copy_upper_triangle(const double* a, std::int64_t lda, std::int64_t n, double* r, std::int64_t ldr,
-                                cudaStream_t stream);
 
 }  // namespace gpufact::kernels
