@@ -4,6 +4,9 @@
 
 usage: sass_loop_counts.py --cuobjdump=TOOL LIBRARY OUT.cpp   (build step; TOOL may be empty)
        sass_loop_counts.py --sass FILE OUT.cpp                 (from saved `cuobjdump -sass` text)
+       sass_loop_counts.py --cuobjdump=TOOL BINARY --json      (the JSON object on stdout: gpufact
+                                                                runs this on itself when it was
+                                                                built where cuobjdump was missing)
        sass_loop_counts.py --self-test
 
 The main loop of a kernel is the span [target, branch] of the backward branch that encloses the
@@ -169,6 +172,15 @@ def self_test():
 def main(argv):
     if argv[1:] == ["--self-test"]:
         return self_test()
+    if len(argv) == 4 and argv[1].startswith("--cuobjdump=") and argv[3] == "--json":
+        tool, binary = argv[1][len("--cuobjdump="):], argv[2]
+        run = subprocess.run([tool, "-sass", binary], capture_output=True, text=True)
+        if run.returncode != 0:
+            doc = {"available": False, "reason": f"{tool} -sass failed: {run.stderr.strip()[:300]}"}
+        else:
+            doc = document(run.stdout, "cuobjdump -sass " + binary.split("/")[-1] + " (at run time)")
+        print(json.dumps(doc))
+        return 0
     if len(argv) == 4 and argv[1].startswith("--cuobjdump="):
         tool, library, out = argv[1][len("--cuobjdump="):], argv[2], argv[3]
         if not tool:

@@ -2,10 +2,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/bench/preset.hpp"
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace gpufact::factorizations {
+
+namespace fs = std::filesystem;
 
 extern const char* const kSgemmVolkovSassJson;  // generated: scripts/sass_loop_counts.py
 
@@ -28,8 +38,71 @@ SassLoops parse_sass_loops(const std::string& json_text) {
   return s;
 }
 
+namespace {
+
+// cuobjdump on PATH, under $CUDA_HOME, or where the toolkit usually lives.
+std::optional<fs::path> find_cuobjdump() {
+  std::vector<fs::path> candidates;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    for (std::string d; std::getline(dirs, d, ':');)
+      if (!d.empty()) candidates.push_back(fs::path(d) / "cuobjdump");
+  }
+  if (const char* home = std::getenv("CUDA_HOME")) candidates.push_back(fs::path(home) / "bin" / "cuobjdump");
+  candidates.emplace_back("/usr/local/cuda/bin/cuobjdump");
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(c, ec)) return c;
+  }
+  return std::nullopt;
+}
+
+// The script installed beside the presets (share/gpufact) or in the source tree.
+std::optional<fs::path> find_counting_script() {
+  for (const auto& d : config_dirs()) {
+    for (const auto& c : {d.parent_path() / "sass_loop_counts.py", d.parent_path() / "scripts" / "sass_loop_counts.py"}) {
+      std::error_code ec;
+      if (fs::is_regular_file(c, ec)) return c;
+    }
+  }
+  return std::nullopt;
+}
+
+// When the build machine had no cuobjdump, the counts are read from this very binary's SASS at
+// run time (GPU machines usually carry the whole toolkit); they describe the same kernels.
+SassLoops counts_from_running_binary(const SassLoops& built) {
+  const auto tool = find_cuobjdump();
+  const auto script = find_counting_script();
+  if (!tool || !script) return built;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return built;
+  const std::string command = "python3 '" + script->string() + "' --cuobjdump='" + tool->string() + "' '" +
+                              self.string() + "' --json 2>/dev/null";
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buf[4096];
+    for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, got);
+    pclose(pipe);
+  }
+  try {
+    SassLoops runtime = parse_sass_loops(out);
+    if (runtime.available) return runtime;
+    SassLoops s = built;
+    s.reason += "; at run time: " + runtime.reason;
+    return s;
+  } catch (const std::exception&) {
+    return built;
+  }
+}
+
+}  // namespace
+
 const SassLoops& sgemm_volkov_sass_loops() {
-  static const SassLoops loops = parse_sass_loops(kSgemmVolkovSassJson);
+  static const SassLoops loops = [] {
+    const SassLoops built = parse_sass_loops(kSgemmVolkovSassJson);
+    return built.available ? built : counts_from_running_binary(built);
+  }();
   return loops;
 }
 

@@ -33,7 +33,8 @@ struct SassLoops {
 
 // Throws std::runtime_error for JSON that is not what the script writes.
 SassLoops parse_sass_loops(const std::string& json_text);
-// The counts embedded at build time.
+// The counts embedded at build time, or, when the build had no cuobjdump, read from this
+// binary's SASS at run time if the machine has cuobjdump and python3 (else unavailable, with why).
 const SassLoops& sgemm_volkov_sass_loops();
 
 struct ThroughputInputs {

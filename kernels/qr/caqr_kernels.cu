@@ -30,10 +30,15 @@ int device_smem_optin() {
 }
 
 // Lets `kernel` use all opt-in shared memory (once per kernel, before any capture needs it).
+// The opt-in limit covers static plus dynamic shared memory, so the kernel's static part is
+// subtracted (asking for the whole limit is an invalid value when the kernel has any).
 template <class Kernel>
 void allow_full_smem(Kernel kernel) {
+  cudaFuncAttributes attr{};
+  GPUFACT_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(kernel)));
+  const int dynamic = device_smem_optin() - static_cast<int>(attr.sharedSizeBytes);
   GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, device_smem_optin()));
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));
 }
 
 template <auto Kernel>
