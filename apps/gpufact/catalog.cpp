@@ -3,6 +3,7 @@
 #include "factorizations/host_blas/host_blas.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
 #include "microbench/barrier/barrier.hpp"
+#include "microbench/gemm/sgemm_simt_bench.hpp"
 #include "microbench/launch/launch.hpp"
 #include "microbench/memory/memory.hpp"
 #include "microbench/panel/fig3.hpp"
@@ -28,6 +29,8 @@ const Registry& experiment_catalog() {
     microbench::register_barrier(r);    // §3.6
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8
+    microbench::register_sgemm_tune(r);         // §4 (modern SIMT SGEMM)
+    microbench::register_sgemm_triangular(r);   // §4.2
     return r;
   }();
   return registry;
