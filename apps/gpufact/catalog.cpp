@@ -1,12 +1,13 @@
 #include "apps/gpufact/catalog.hpp"
 
 #include "factorizations/dense/dense_experiments.hpp"
-#include "factorizations/gemm/gemm_experiments.hpp"
 #include "factorizations/caqr/caqr_experiments.hpp"
+#include "factorizations/gemm/gemm_experiments.hpp"
 #include "factorizations/host_blas/host_blas.hpp"
 #include "factorizations/tsqr_baselines/qr_baselines.hpp"
 #include "microbench/bandwidth/bandwidth.hpp"
 #include "microbench/barrier/barrier.hpp"
+#include "microbench/gemm/sgemm_simt_bench.hpp"
 #include "microbench/launch/launch.hpp"
 #include "microbench/memory/memory.hpp"
 #include "microbench/panel/fig3.hpp"
@@ -33,6 +34,8 @@ const Registry& experiment_catalog() {
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8
     factorizations::register_gemm(r);   // §4: Table 2, Figs. 5-6
+    microbench::register_sgemm_tune(r);         // §4 (modern SIMT SGEMM)
+    microbench::register_sgemm_triangular(r);   // §4.2
     dense::register_dense(r);           // §5–6: fig7 (+ table3), fig10, fig11
     factorizations::register_caqr(r);          // anderson10 §IV: kernels, fig7
     factorizations::register_qr_baselines(r);  // anderson10 §V: fig8, fig9, conditioning

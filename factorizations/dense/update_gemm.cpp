@@ -2,6 +2,7 @@
 
 #include "core/cuda/handles.hpp"
 #include "core/linalg/device_blas.hpp"
+#include "kernels/gemm/sgemm_simt_table.hpp"
 
 #include <map>
 #include <stdexcept>
@@ -27,11 +28,20 @@ void cublas_gemm(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T
   dev::gemm<T>(cublas_for(stream), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+// gpufact's modern SIMT SGEMM (FP32 only), tile shape from the tuning table.
+void simt_sgemm(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+                cudaStream_t stream) {
+  if (m == 0 || n == 0) return;
+  kernels::sgemm_simt(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+}
+
 }  // namespace
 
 const std::vector<UpdateGemmEntry>& update_gemm_table() {
   static const std::vector<UpdateGemmEntry> table = {
       {UpdateGemm::cublas, "cublas", &cublas_gemm<float>, &cublas_gemm<double>},
+      {UpdateGemm::simt, "simt", &simt_sgemm, nullptr},
   };
   return table;
 }

@@ -19,7 +19,7 @@ using UpdateGemmFn = void (*)(Op ta, Op tb, std::int64_t m, std::int64_t n, std:
                               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc,
                               cudaStream_t stream);
 
-enum class UpdateGemm { cublas };
+enum class UpdateGemm { cublas, simt };
 
 struct UpdateGemmEntry {
   UpdateGemm id;

@@ -1,5 +1,6 @@
 #include "factorizations/gemm/gemm_variants.hpp"
 
+#include "kernels/gemm/sgemm_simt_table.hpp"
 #include "kernels/gemm/sgemm_volkov.cuh"
 
 namespace gpufact::factorizations {
@@ -12,6 +13,12 @@ void volkov(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float 
   kernels::sgemm_volkov(V, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
 }
 
+// The modern kernel with its tile shape from the tuning table (configs/tuning/sgemm_simt.json).
+void simt(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
+          const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc, cudaStream_t stream) {
+  kernels::sgemm_simt(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+}
+
 }  // namespace
 
 const std::vector<SgemmVariant>& sgemm_variants() {
@@ -22,6 +29,7 @@ const std::vector<SgemmVariant>& sgemm_variants() {
        .ablation = true, .wrong_by_design = true},
       {.name = "volkov_no_prefetch", .label = "volkov08 kernel, no prefetch",
        .launch = volkov<VolkovVariant::no_prefetch>, .ablation = true},
+      {.name = "simt", .label = "modern SIMT SGEMM (tuned tiles, cp.async pipeline)", .launch = simt},
   };
   return variants;
 }

@@ -1,0 +1,474 @@
+#include "kernels/gemm/sgemm_simt.cuh"
+
+#include "core/cuda/check.hpp"
+#include "kernels/gemm/triangle_tiles.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace gpufact::kernels {
+namespace {
+
+// Shape of the work (volkov08 §4.1 "block matrix multiply", with two more levels of blocking):
+//   CTA tile BM × BN, k-slices of BK staged through shared memory by cp.async (STAGES deep);
+//   8 warps in a WARPS_M × WARPS_N grid; a warp's lanes form an 8 (m) × 4 (n) grid and each lane
+//   holds a TM × TN accumulator tile made of (TM/4) × (TN/4) sub-tiles of 4 × 4, the sub-tiles
+//   32 rows / 16 columns apart. Per k-step a lane reads TM/4 + TN/4 float4 (LDS.128) and issues
+//   TM·TN FFMA: 4 + 64 for 8 × 8, i.e. 94% FFMA.
+// Shared layout: As[k][m] and Bs[k][n] (k-major; m, n contiguous) with rows padded by 4 floats.
+//   Fragment reads: the 8 lanes of a quarter warp read 8 consecutive float4 of As (all 32 banks)
+//   and one float4 of Bs (broadcast): conflict-free. Stores of the k-contiguous operands (Aᵀ,
+//   B in NN) are transposing 4-byte cp.async with a warp covering 8 k × 4 m: banks 4k + m, all
+//   distinct thanks to the pad. Stores of m/n-contiguous operands are row segments: conflict-free.
+constexpr int kThreads = 256;
+constexpr int kPad = 4;
+
+enum class TileMap : int { rectangle = 0, triangle_flipped = 1, triangle_early_exit = 2 };
+
+struct Params {
+  std::int64_t m, n, k;
+  float alpha, beta;
+  const float* a;
+  std::int64_t lda;
+  const float* b;
+  std::int64_t ldb;
+  float* c;
+  std::int64_t ldc;
+  std::int64_t tiles_m, tiles_n;
+  int swizzle;      // tile columns per raster group (L2 reuse)
+  TileMap map;
+  int uplo;         // 0 lower, 1 upper (triangle maps only)
+  bool vector_c;    // C's columns start 16-byte aligned: float4 epilogue on full tiles
+};
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// 4-byte copy global → shared; bytes = 0 writes a zero and reads nothing.
+__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
+}
+// 16-byte copy bypassing L1; bytes < 16 zero-fills the rest (partial vectors at the m/n edge).
+__device__ __forceinline__ void cp_async_16(float* dst, const float* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Loads one BK-deep slice of an operand tile (BMN along m or n) into shared memory [BK][BMN+pad].
+//   MN-contiguous (A in N, B in T): element (mn, kk) at g[mn + kk·ld]; 16-byte copies when VEC.
+//   K-contiguous (A in T, B in N): element (mn, kk) at g[kk + mn·ld]; 4-byte transposing copies.
+// Out-of-range elements are zero-filled, so the compute loop never branches (edge tiles cost
+// only the predicate arithmetic here). Pointers of invalid elements are clamped to the base.
+template <int BMN, int BK, bool KCONTIG, bool VEC>
+struct TileLoader {
+  static constexpr int kStride = BMN + kPad;
+  static constexpr bool kVector = VEC && !KCONTIG;
+  // MN-contiguous: per thread one mn (vector of 4 or scalar) and kIters k rows kStep apart.
+  static constexpr int kLanesMN = kVector ? BMN / 4 : BMN;
+  static constexpr int kStep = kThreads / kLanesMN;
+  // K-contiguous: per thread k = kq + 8·kr (kr < BK/8) and mn = mnl + 32·j (j < BMN/32).
+  static_assert(KCONTIG ? (BK % 8 == 0 && BMN % 32 == 0) : (kThreads % kLanesMN == 0 && BK % kStep == 0),
+                "tile slice must split evenly over 256 threads");
+
+  const float* base;   // the matrix (clamp target)
+  const float* ptr;    // this thread's first element of the current k-slice
+  std::int64_t ld;
+  std::int64_t k_total;
+  int mn_bytes;        // MN-contiguous: bytes of this thread's vector/scalar inside the matrix
+  unsigned mn_mask;    // K-contiguous: bit j set when mn = mnl + 32·j is inside the matrix
+  int k_first;         // this thread's first k offset within a slice
+  int smem_offset;     // this thread's first shared-memory float within a stage
+
+  __device__ void init(const float* g, std::int64_t ld_, std::int64_t mn0, std::int64_t mn_total,
+                       std::int64_t k_total_, int tid) {
+    base = g;
+    ld = ld_;
+    k_total = k_total_;
+    if constexpr (KCONTIG) {
+      const int kq = tid % 8, mnl = tid / 8;
+      mn_mask = 0;
+#pragma unroll
+      for (int j = 0; j < BMN / 32; ++j)
+        if (mn0 + mnl + 32 * j < mn_total) mn_mask |= 1u << j;
+      ptr = g + kq + (mn0 + mnl) * ld;
+      k_first = kq;
+      smem_offset = kq * kStride + mnl;
+      mn_bytes = 0;
+    } else {
+      const int lane_mn = (tid % kLanesMN) * (kVector ? 4 : 1), kk = tid / kLanesMN;
+      const std::int64_t left = mn_total - (mn0 + lane_mn);
+      mn_bytes = kVector ? 4 * static_cast<int>(left <= 0 ? 0 : (left >= 4 ? 4 : left)) : (left > 0 ? 4 : 0);
+      ptr = g + (mn0 + lane_mn) + kk * ld;
+      k_first = kk;
+      smem_offset = kk * kStride + lane_mn;
+      mn_mask = 0;
+    }
+  }
+
+  // Issues the copies of the slice starting at k0 into `stage`, then moves to the next slice.
+  __device__ void load(float* stage, std::int64_t k0) {
+    float* dst = stage + smem_offset;
+    if constexpr (KCONTIG) {
+#pragma unroll
+      for (int j = 0; j < BMN / 32; ++j)
+#pragma unroll
+        for (int kr = 0; kr < BK / 8; ++kr) {
+          const bool ok = ((mn_mask >> j) & 1u) && k0 + k_first + 8 * kr < k_total;
+          const float* src = ptr + 8 * kr + static_cast<std::int64_t>(32 * j) * ld;
+          cp_async_4(dst + 8 * kr * kStride + 32 * j, ok ? src : base, ok ? 4 : 0);
+        }
+      ptr += BK;
+    } else {
+#pragma unroll
+      for (int r = 0; r < BK / kStep; ++r) {
+        const bool k_ok = k0 + k_first + r * kStep < k_total;
+        const int bytes = k_ok ? mn_bytes : 0;
+        const float* src = ptr + static_cast<std::int64_t>(r * kStep) * ld;
+        if constexpr (kVector)
+          cp_async_16(dst + r * kStep * kStride, bytes ? src : base, bytes);
+        else
+          cp_async_4(dst + r * kStep * kStride, bytes ? src : base, bytes);
+      }
+      ptr += BK * ld;
+    }
+  }
+};
+
+// The CTA tile this block computes, or false when it has none (early-exit triangle grid).
+__device__ __forceinline__ bool tile_of_block(const Params& p, std::int64_t& tile_m, std::int64_t& tile_n) {
+  const std::int64_t id = blockIdx.x;
+  if (p.map == TileMap::rectangle) {
+    // Raster down tile columns in groups of `swizzle` columns: CTAs running together share
+    // A's row panels and a few of B's column panels in L2.
+    const std::int64_t group = p.swizzle;
+    const std::int64_t first_n = id / (group * p.tiles_m) * group;
+    const std::int64_t width = min(group, p.tiles_n - first_n);
+    const std::int64_t local = id - first_n * p.tiles_m;
+    tile_n = first_n + local % width;
+    tile_m = local / width;
+    return true;
+  }
+  if (p.map == TileMap::triangle_flipped) {
+    const TileIndex t = lower_tile_of_block(id, p.tiles_m);
+    tile_m = p.uplo == 0 ? t.row : t.col;
+    tile_n = p.uplo == 0 ? t.col : t.row;
+    return true;
+  }
+  tile_m = id % p.tiles_m;
+  tile_n = id / p.tiles_m;
+  return p.uplo == 0 ? tile_m >= tile_n : tile_m <= tile_n;
+}
+
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MIN_BLOCKS, bool TA, bool TB, bool VEC>
+__global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const Params p) {
+  constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;  // warp tile
+  constexpr int TM = WTM / 8, TN = WTN / 4;              // thread tile (lanes: 8 along m × 4 along n)
+  static_assert(WARPS_M * WARPS_N * 32 == kThreads, "256 threads");
+  static_assert(TM % 4 == 0 && TN % 4 == 0 && TM >= 4 && TN >= 4, "thread tile of 4 × 4 sub-tiles");
+  constexpr int SA = BM + kPad, SB = BN + kPad;
+  constexpr int kStageFloats = BK * (SA + SB);
+
+  extern __shared__ float4 shared_raw[];
+  float* smem = reinterpret_cast<float*>(shared_raw);
+
+  std::int64_t tile_m, tile_n;
+  if (!tile_of_block(p, tile_m, tile_n)) return;
+  const std::int64_t m0 = tile_m * BM, n0 = tile_n * BN;
+  const int tid = threadIdx.x;
+
+  // A: MN-contiguous when op(A) = A (TA false); B: MN-contiguous when op(B) = Bᵀ (TB true).
+  TileLoader<BM, BK, TA, VEC> load_a;
+  TileLoader<BN, BK, !TB, VEC> load_b;
+  load_a.init(p.a, p.lda, m0, p.m, p.k, tid);
+  load_b.init(p.b, p.ldb, n0, p.n, p.k, tid);
+
+  const std::int64_t k_tiles = (p.k + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) {
+      load_a.load(smem + s * kStageFloats, static_cast<std::int64_t>(s) * BK);
+      load_b.load(smem + s * kStageFloats + BK * SA, static_cast<std::int64_t>(s) * BK);
+    }
+    cp_async_commit();
+  }
+
+  const int warp = tid / 32, lane = tid % 32;
+  const int warp_m = warp % WARPS_M, warp_n = warp / WARPS_M;
+  const int lane_m = lane % 8, lane_n = lane / 8;
+  const int a_frag_offset = warp_m * WTM + lane_m * 4;  // + 32·sub-tile
+  const int b_frag_offset = warp_n * WTN + lane_n * 4;  // + 16·sub-tile
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  float a_frag[2][TM], b_frag[2][TN];
+  int read_stage = 0, write_stage = STAGES - 1;
+  for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
+    // Slice kt has landed (this thread's copies); the barrier publishes everyone's and also
+    // guarantees that the stage refilled below (read in iteration kt − 1) is no longer in use.
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    if (kt + STAGES - 1 < k_tiles) {
+      const std::int64_t k_next = (kt + STAGES - 1) * BK;
+      load_a.load(smem + write_stage * kStageFloats, k_next);
+      load_b.load(smem + write_stage * kStageFloats + BK * SA, k_next);
+    }
+    cp_async_commit();
+    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+
+    const float* As = smem + read_stage * kStageFloats + a_frag_offset;
+    const float* Bs = smem + read_stage * kStageFloats + BK * SA + b_frag_offset;
+    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+
+    // Fragments double-buffered in registers: step kk+1's LDS.128 issue under step kk's FFMAs.
+#pragma unroll
+    for (int i = 0; i < TM / 4; ++i)
+      *reinterpret_cast<float4*>(&a_frag[0][4 * i]) = *reinterpret_cast<const float4*>(As + 32 * i);
+#pragma unroll
+    for (int j = 0; j < TN / 4; ++j)
+      *reinterpret_cast<float4*>(&b_frag[0][4 * j]) = *reinterpret_cast<const float4*>(Bs + 16 * j);
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      const int cur = kk & 1, nxt = cur ^ 1;
+      if (kk + 1 < BK) {
+#pragma unroll
+        for (int i = 0; i < TM / 4; ++i)
+          *reinterpret_cast<float4*>(&a_frag[nxt][4 * i]) =
+              *reinterpret_cast<const float4*>(As + (kk + 1) * SA + 32 * i);
+#pragma unroll
+        for (int j = 0; j < TN / 4; ++j)
+          *reinterpret_cast<float4*>(&b_frag[nxt][4 * j]) =
+              *reinterpret_cast<const float4*>(Bs + (kk + 1) * SB + 16 * j);
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a_frag[cur][i], b_frag[cur][j], acc[i][j]);
+    }
+  }
+  cp_async_wait<0>();
+
+  // Epilogue: C := α acc + β C (C not read when β = 0); lane rows 4-contiguous in a column, so
+  // full, aligned row quads go out as float4. Diagonal tiles of the triangle are masked.
+  const bool diagonal = p.map != TileMap::rectangle && tile_m == tile_n;
+#pragma unroll
+  for (int j = 0; j < TN; ++j) {
+    const std::int64_t col = n0 + b_frag_offset + 16 * (j / 4) + j % 4;
+    if (col >= p.n) continue;
+    float* c_col = p.c + col * p.ldc;
+#pragma unroll
+    for (int i4 = 0; i4 < TM / 4; ++i4) {
+      const std::int64_t row = m0 + a_frag_offset + 32 * i4;
+      if (p.vector_c && !diagonal && row + 3 < p.m) {
+        float4 v = make_float4(p.alpha * acc[4 * i4][j], p.alpha * acc[4 * i4 + 1][j], p.alpha * acc[4 * i4 + 2][j],
+                               p.alpha * acc[4 * i4 + 3][j]);
+        float4* dst = reinterpret_cast<float4*>(c_col + row);
+        if (p.beta != 0.0f) {
+          const float4 old = *dst;
+          v.x = fmaf(p.beta, old.x, v.x);
+          v.y = fmaf(p.beta, old.y, v.y);
+          v.z = fmaf(p.beta, old.z, v.z);
+          v.w = fmaf(p.beta, old.w, v.w);
+        }
+        *dst = v;
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const std::int64_t r = row + i;
+          const bool inside = r < p.m && (!diagonal || (p.uplo == 0 ? r >= col : r <= col));
+          if (!inside) continue;
+          float v = p.alpha * acc[4 * i4 + i][j];
+          if (p.beta != 0.0f) v = fmaf(p.beta, c_col[r], v);
+          c_col[r] = v;
+        }
+      }
+    }
+  }
+}
+
+// ---- configurations ------------------------------------------------------------------------
+// Registers per thread (nvcc 13.0 / ptxas -v, sm_90; NN, NT, TN over both load paths), no spill
+// in any instantiation:
+//   simt_128x128x8_s3   125–127   2 CTAs/SM      simt_128x64x16_s3   95–109   2 CTAs/SM
+//   simt_128x128x16_s3  124–128   2 CTAs/SM      simt_128x256x8_s3  201–216   1 CTA/SM
+//   simt_128x128x8_s4   125–127   2 CTAs/SM      simt_256x128x8_s3  200–214   1 CTA/SM
+using Launch = void (*)(const Params&, cudaStream_t);
+
+struct ConfigEntry {
+  SgemmSimtConfig info;
+  Launch nn, nt, tn, nn_vec, nt_vec;
+};
+
+template <int BM, int BN, int BK, int WM, int WN, int S, int MINB, bool TA, bool TB, bool VEC>
+void launch_instance(const Params& p, cudaStream_t stream) {
+  constexpr std::size_t smem = sizeof(float) * S * BK * (BM + kPad + BN + kPad);
+  auto kernel = sgemm_simt_kernel<BM, BN, BK, WM, WN, S, MINB, TA, TB, VEC>;
+  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  std::int64_t blocks = p.tiles_m * p.tiles_n;
+  if (p.map == TileMap::triangle_flipped) {
+    const TriangleRectangle r = triangle_rectangle(p.tiles_m);
+    blocks = r.rows * r.cols;
+  }
+  if (blocks > std::numeric_limits<int>::max())
+    throw std::invalid_argument("sgemm_simt: " + std::to_string(blocks) + " CTA tiles exceed the grid limit");
+  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(p);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int S>
+ConfigEntry make_entry() {
+  constexpr int TM = BM / WM / 8, TN = BN / WN / 4;
+  constexpr int MINB = TM * TN <= 64 ? 2 : 1;
+  SgemmSimtConfig info;
+  info.name = "simt_" + std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK) + "_s" +
+              std::to_string(S);
+  info.block_m = BM;
+  info.block_n = BN;
+  info.block_k = BK;
+  info.stages = S;
+  info.warps_m = WM;
+  info.warps_n = WN;
+  info.thread_m = TM;
+  info.thread_n = TN;
+  info.min_blocks_per_sm = MINB;
+  info.shared_bytes = sizeof(float) * S * BK * (BM + kPad + BN + kPad);
+  return {info,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, false, false>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, true, false>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, true, false, false>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, false, true>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, true, true>};
+}
+
+// The default (no tuning table): 128 × 128 × 16 tiles, 8 × 8 per thread, 3 stages — the classic
+// shape of the best public SIMT SGEMMs with BK = 16 so that one barrier and one round of copies
+// serve 1024 FFMA per thread; 2 CTAs (16 warps) per SM.
+constexpr const char* kDefaultConfig = "simt_128x128x16_s3";
+
+const std::vector<ConfigEntry>& entries() {
+  static const std::vector<ConfigEntry> all = {
+      make_entry<128, 128, 8, 2, 4, 3>(),   // 8 × 8 per thread
+      make_entry<128, 128, 16, 2, 4, 3>(),  // 8 × 8, half the barriers per flop
+      make_entry<128, 128, 8, 2, 4, 4>(),   // 8 × 8, deeper pipeline
+      make_entry<128, 64, 16, 2, 4, 3>(),   // 8 × 4: more CTAs for thin / small C
+      make_entry<128, 256, 8, 2, 4, 3>(),   // 8 × 16: 1 CTA/SM, fewer shared loads per FFMA
+      make_entry<256, 128, 8, 4, 2, 3>(),   // 8 × 16
+  };
+  return all;
+}
+
+const ConfigEntry& entry(std::string_view name) {
+  for (const auto& e : entries())
+    if (e.info.name == name) return e;
+  std::string known;
+  for (const auto& e : entries()) known += (known.empty() ? "" : ", ") + e.info.name;
+  throw std::invalid_argument("sgemm_simt: unknown config '" + std::string(name) + "' (known: " + known + ")");
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+void check_sizes(const char* who, std::int64_t m, std::int64_t n, std::int64_t k, Op ta, Op tb, std::int64_t lda,
+                 std::int64_t ldb, std::int64_t ldc) {
+  auto fail = [&](const std::string& what) { throw std::invalid_argument(std::string(who) + ": " + what); };
+  if (m < 0) fail("m = " + std::to_string(m) + " must be >= 0");
+  if (n < 0) fail("n = " + std::to_string(n) + " must be >= 0");
+  if (k < 0) fail("k = " + std::to_string(k) + " must be >= 0");
+  if (ta == Op::T && tb == Op::T) fail("TT is not supported (NN, NT, TN)");
+  const std::int64_t a_rows = ta == Op::N ? m : k, b_rows = tb == Op::N ? k : n;
+  if (lda < std::max<std::int64_t>(1, a_rows)) fail("lda = " + std::to_string(lda) + " < " + std::to_string(a_rows));
+  if (ldb < std::max<std::int64_t>(1, b_rows)) fail("ldb = " + std::to_string(ldb) + " < " + std::to_string(b_rows));
+  if (ldc < std::max<std::int64_t>(1, m)) fail("ldc = " + std::to_string(ldc) + " < " + std::to_string(m));
+}
+
+void run(const ConfigEntry& e, Params p, Op ta, Op tb, cudaStream_t stream) {
+  // 16-byte copies need every column of the m/n-contiguous operands 16-byte aligned.
+  const bool a_vec = ta == Op::N ? (p.lda % 4 == 0 && aligned16(p.a)) : true;
+  const bool b_vec = tb == Op::T ? (p.ldb % 4 == 0 && aligned16(p.b)) : true;
+  const bool vec = a_vec && b_vec;
+  p.vector_c = p.ldc % 4 == 0 && aligned16(p.c);
+  if (ta == Op::N && tb == Op::N) (vec ? e.nn_vec : e.nn)(p, stream);
+  else if (ta == Op::N) (vec ? e.nt_vec : e.nt)(p, stream);
+  else e.tn(p, stream);
+}
+
+}  // namespace
+
+std::vector<SgemmSimtConfig> sgemm_simt_configs() {
+  std::vector<SgemmSimtConfig> out;
+  for (const auto& e : entries()) out.push_back(e.info);
+  return out;
+}
+
+SgemmSimtConfig sgemm_simt_config(std::string_view name) { return entry(name).info; }
+
+std::string_view sgemm_simt_default_config() { return kDefaultConfig; }
+
+void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                std::int64_t ldc, cudaStream_t stream) {
+  const ConfigEntry& e = entry(config);
+  check_sizes("sgemm_simt", m, n, k, ta, tb, lda, ldb, ldc);
+  if (m == 0 || n == 0) return;
+  Params p{};
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.a = a;
+  p.lda = lda;
+  p.b = b;
+  p.ldb = ldb;
+  p.c = c;
+  p.ldc = ldc;
+  p.tiles_m = (m + e.info.block_m - 1) / e.info.block_m;
+  p.tiles_n = (n + e.info.block_n - 1) / e.info.block_n;
+  p.swizzle = 8;
+  p.map = TileMap::rectangle;
+  run(e, p, ta, tb, stream);
+}
+
+void sgemm_triangular_simt(std::string_view config, TriangleGrid grid, Uplo uplo, Op ta, Op tb, std::int64_t n,
+                           std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+                           std::int64_t ldb, float beta, float* c, std::int64_t ldc, cudaStream_t stream) {
+  const ConfigEntry& e = entry(config);
+  if (e.info.block_m != e.info.block_n)
+    throw std::invalid_argument("sgemm_triangular_simt: config '" + e.info.name + "' has non-square tiles");
+  check_sizes("sgemm_triangular_simt", n, n, k, ta, tb, lda, ldb, ldc);
+  if (n == 0) return;
+  Params p{};
+  p.m = n;
+  p.n = n;
+  p.k = k;
+  p.alpha = alpha;
+  p.beta = beta;
+  p.a = a;
+  p.lda = lda;
+  p.b = b;
+  p.ldb = ldb;
+  p.c = c;
+  p.ldc = ldc;
+  p.tiles_m = p.tiles_n = (n + e.info.block_m - 1) / e.info.block_m;
+  p.swizzle = 8;
+  p.map = grid == TriangleGrid::flipped ? TileMap::triangle_flipped : TileMap::triangle_early_exit;
+  p.uplo = uplo == Uplo::lower ? 0 : 1;
+  run(e, p, ta, tb, stream);
+}
+
+void sgemm_triangular_simt(Uplo uplo, Op ta, Op tb, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                           std::int64_t ldc, cudaStream_t stream) {
+  sgemm_triangular_simt(kDefaultConfig, TriangleGrid::flipped, uplo, ta, tb, n, k, alpha, a, lda, b, ldb, beta, c,
+                        ldc, stream);
+}
+
+}  // namespace gpufact::kernels

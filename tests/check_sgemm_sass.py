@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Checks the SASS of the SIMT SGEMM kernels (kernels/gemm/sgemm_simt.cu, volkov08 §4): no
+local-memory spills, fragments read with LDS.128, and the main loop (the loop body holding the
+most FFMA) at least 90% FFMA for 8 x 16 thread tiles and 8 x 8 ones with BK = 16 (85% otherwise).
+
+usage: check_sgemm_sass.py LIBRARY_OR_OBJECT
+Exits 77 (ctest: skipped) when cuobjdump is not installed."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def cuobjdump():
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+        path = os.path.join(root, "bin", "cuobjdump")
+        if root and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def kernels(sass):
+    """{mangled name: [(address, opcode with modifiers, full text)]}"""
+    out, name = {}, None
+    for line in sass.splitlines():
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            name = m.group(1) if "sgemm_simt_kernel" in m.group(1) else None
+            if name:
+                out[name] = []
+            continue
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*)", line)
+        if name and m:
+            out[name].append((int(m.group(1), 16), m.group(2), m.group(3)))
+    return out
+
+
+def main_loop(ins):
+    """Instructions of the backward branch's body that holds the most FFMA."""
+    best = []
+    for i, (addr, op, rest) in enumerate(ins):
+        if not op.startswith("BRA"):
+            continue
+        m = re.search(r"0x([0-9a-f]+)", rest)
+        if not m:
+            continue
+        target = int(m.group(1), 16)
+        if target >= addr:
+            continue
+        body = [x for x in ins if target <= x[0] <= addr]
+        if sum(x[1] == "FFMA" for x in body) > sum(x[1] == "FFMA" for x in best):
+            best = body
+    return best
+
+
+def main():
+    tool = cuobjdump()
+    if not tool:
+        print("cuobjdump not found: SASS not checked")
+        return 77
+    sass = subprocess.run([tool, "-sass", sys.argv[1]], check=True, capture_output=True, text=True).stdout
+    failures = []
+    found = kernels(sass)
+    for name, ins in found.items():
+        ops = [op for _, op, _ in ins]
+        if any(op.startswith(("LDL", "STL")) for op in ops):
+            failures.append(f"{name}: local-memory spills")
+        loop = main_loop(ins)
+        ffma = sum(op == "FFMA" for _, op, _ in loop)
+        lds128 = sum(op.startswith("LDS.128") for _, op, _ in loop)
+        share = ffma / len(loop) if loop else 0
+        # Template arguments: BM, BN, BK, WARPS_M, WARPS_N, ...: thread tile TN = BN / WARPS_N / 4.
+        m = re.search(r"sgemm_simt_kernelILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)E", name)
+        bm, bn, bk, wm, wn = (int(g) for g in m.groups()) if m else (128, 128, 16, 2, 4)
+        per_thread = (bm // wm // 8) * (bn // wn // 4)
+        # 90% where the loop body amortizes its loads and barrier: 8 x 16 tiles or BK = 16.
+        need = 0.90 if per_thread >= 128 or (bk >= 16 and per_thread >= 64) else 0.85
+        print(f"{name}: loop {len(loop)} instructions, {ffma} FFMA ({100 * share:.1f}%), {lds128} LDS.128")
+        if not lds128:
+            failures.append(f"{name}: no LDS.128 in the main loop")
+        if share < need:
+            failures.append(f"{name}: main loop {100 * share:.1f}% FFMA < {100 * need:.0f}%")
+    if len(found) < 30:
+        failures.append(f"found {len(found)} sgemm_simt kernels, expected 30")
+    for f in failures:
+        print("FAIL", f)
+    print(f"{len(found)} kernels checked, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
