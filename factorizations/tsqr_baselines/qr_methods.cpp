@@ -7,6 +7,8 @@
 #include "core/cuda/stream.hpp"
 #include "core/linalg/device_blas.hpp"
 #include "core/linalg/host_blas.hpp"
+#include "factorizations/caqr/caqr.hpp"
+#include "factorizations/caqr/caqr_tuning.hpp"
 #include "kernels/qr/caqr_kernels.cuh"
 #include "kernels/qr/householder_blas2.cuh"
 
@@ -155,6 +157,35 @@ class CholQr2Plan final : public QrPlan<T> {
   DeviceBuffer<T> g1_, g2_;
 };
 
+// CAQR (anderson10 §IV, factorizations/caqr): A copied to a work buffer (A is only read), factored
+// in place, R copied out, Q formed by applying the tree representation to the identity; each call's
+// launches captured once into a CUDA graph. The block shape comes from the tuning table.
+template <class T>
+class CaqrQrPlan final : public QrPlan<T> {
+ public:
+  CaqrQrPlan(std::int64_t m, std::int64_t n)
+      : m_(m), n_(n), work_(static_cast<std::size_t>(m * n)), plan_(m, n, options(m, n)) {}
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    copy_matrix(a, lda, work_.data(), m_, m_, n_, s);
+    caqr_factor(plan_, work_.data(), m_, s);
+    caqr_copy_r(plan_, work_.data(), m_, r, ldr, s);
+    caqr_form_q(plan_, work_.data(), m_, q, ldq, s);
+  }
+  std::string failure(cudaStream_t s) override {
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    return {};
+  }
+  static CaqrOptions options(std::int64_t m, std::int64_t n) {
+    const CaqrTuning t = caqr_tuning(m, n, sizeof(T) == 4 ? 's' : 'd');
+    return {.shape = t.shape, .reduction = qt_reduction_from(t.reduction), .check_finite = false, .use_graph = true};
+  }
+
+ private:
+  std::int64_t m_, n_;
+  DeviceBuffer<T> work_;
+  CaqrPlan<T> plan_;
+};
+
 // LAPACK geqrf + orgqr (OpenBLAS) on the host, all online cores, host memory, no transfers.
 template <class T>
 class OpenblasPlan final : public QrPlan<T> {
@@ -193,6 +224,11 @@ std::vector<QrMethod<T>> make_table() {
          return bytes(d(m) * d(n) + static_cast<double>(c.partials + c.sumsq_partials + c.v) + 2.0 * d(n));
        },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<Blas2Plan<T>>(m, n); }},
+      {"caqr", "CAQR (anderson10, GPU)", {true, QrMemory::device}, false,
+       [bytes, d](std::int64_t m, std::int64_t n) {
+         return bytes(d(m) * d(n)) + CaqrPlan<T>::workspace_bytes(m, n, CaqrQrPlan<T>::options(m, n));
+       },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrQrPlan<T>>(m, n); }},
       {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
        [](std::int64_t, std::int64_t) { return std::size_t{0}; },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<OpenblasPlan<T>>(m, n); }},
