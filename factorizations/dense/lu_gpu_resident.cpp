@@ -109,10 +109,11 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   };
   // The leaf's interchanges (1-based, relative to its first row, as cuSOLVER leaves them) on
   // columns [c0, c1) minus [skip0, skip1).
-  auto swap_rows = [&](const PanelLeaf& l, std::int64_t c0, std::int64_t c1, std::int64_t skip0, std::int64_t skip1) {
+  auto swap_rows = [&](const PanelLeaf& l, std::int64_t c0, std::int64_t c1, std::int64_t skip0, std::int64_t skip1,
+                       cudaStream_t strm) {
     if (c1 <= c0) return;
     kernels::launch_apply_row_swaps_device(d.at(0, c0), ldda, false, c1 - c0, skip0 - c0, skip1 - c0, l.c0,
-                                           ws.ipiv.data() + l.c0, l.c1 - l.c0, sp);
+                                           ws.ipiv.data() + l.c0, l.c1 - l.c0, strm);
   };
   std::size_t leaf_index = 0;  // infos slot of the next leaf
   auto factor_leaf = [&](std::int64_t c0, std::int64_t c1) {
@@ -130,12 +131,12 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     if (leaf <= 0 || c1 - c0 <= leaf) return factor_leaf(c0, c1);
     const std::int64_t mid = c0 + panel_split(c1 - c0, leaf);
     self(self, c0, mid);
-    for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0);
+    for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
     dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, mid - c0, c1 - mid, T(1), d.at(c0, c0),
                  ldda, d.at(c0, mid), ldda);
     update(c0, mid, mid, c1, sp, false);
     self(self, mid, c1);
-    for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0);
+    for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
   };
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
@@ -143,38 +144,67 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     factor_columns(factor_columns, s.j0, s.j1);
   };
 
-  if (!steps.empty()) factor_panel(0);
+  // Stream roles per step i (panel i = columns [j0, j1) already factored, ready event recorded):
+  //   panel  (high priority): the next panel's columns [j1, j1') — interchanges, U12, the
+  //          look-ahead GEMM — then the next panel's factorization: the critical chain;
+  //   update: interchanges, U12 and GEMM on [j1', n), back to back with the previous update;
+  //   aux    (low priority): interchanges on the finished columns [0, j0), off every chain.
+  // The panel stream waits for the previous update (it shares the next panel's columns), the
+  // update stream for the panel's factorization, aux for both (the previous update reads L21).
+  auto record_panel_ready = [&] { st.lookahead_done.record(sp); };
+  auto trsm_u12 = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
+    if (c1 <= c0) return;
+    const std::int64_t w = s.j1 - s.j0;
+    GpuPhase phase(timer, Phase::gpu_compute, strm,
+                   static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(c1 - c0));
+    dev::trsm<T>(strm == sp ? ws.panel_blas : ws.update_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, c1 - c0,
+                 T(1), d.at(s.j0, s.j0), ldda, d.at(s.j0, c0), ldda);
+  };
+  auto swap_panel_rows = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
+    if (c1 <= c0) return;
+    GpuPhase phase(timer, Phase::pivoting, strm);
+    for (const auto& l : panel_leaves(s.j0, s.j1, leaf)) swap_rows(l, c0, c1, 0, 0, strm);
+  };
+  cudaStream_t sa = ws.aux;
+  ws.aux_start.record(sp);  // aux starts after the finite check (and what the caller enqueued)
+  GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, ws.aux_start.get(), 0));
+
+  if (!steps.empty()) {
+    factor_panel(0);
+    record_panel_ready();
+  }
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LuStep& s = steps[i];
-    const std::int64_t w = s.j1 - s.j0;
-    st.panel_after_update();
-    {
-      GpuPhase phase(timer, Phase::pivoting, sp);
-      for (const auto& l : panel_leaves(s.j0, s.j1, leaf)) swap_rows(l, 0, n, s.j0, s.j1);
-    }
-    if (s.j1 < n) {
-      GpuPhase phase(timer, Phase::gpu_compute, sp, static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(n - s.j1));
-      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, n - s.j1, T(1), d.at(s.j0, s.j0),
-                   ldda, d.at(s.j0, s.j1), ldda);
-    }
-    std::int64_t rest_begin = s.j1;
     const bool has_next = i + 1 < steps.size();
     const bool ahead = ws.options.lookahead && has_next;
-    if (ahead) rest_begin = steps[i + 1].j1;
-    // The rest of the trailing matrix needs only U12 and L21: it starts now, beside the next
-    // panel's columns (disjoint), which go first on the high-priority panel stream.
-    st.update_after_lookahead();
+    const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
+    // The previous update's end: the panel stream and aux wait for it.
+    st.update_done.record(su);
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, st.update_done.get(), 0));
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.update_done.get(), 0));
+    // Panel i factored: update and aux may use its L and interchanges (waits enqueued before the
+    // event is recorded again for panel i + 1).
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(su, st.lookahead_done.get(), 0));
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.lookahead_done.get(), 0));
+    swap_panel_rows(s, 0, s.j0, sa);
+    swap_panel_rows(s, rest_begin, n, su);
+    trsm_u12(s, rest_begin, n, su);
+    update(s.j0, s.j1, rest_begin, n, su, true);
     if (ahead) {
+      swap_panel_rows(s, s.j1, rest_begin, sp);
+      trsm_u12(s, s.j1, rest_begin, sp);
       update(s.j0, s.j1, s.j1, rest_begin, sp, true);
       factor_panel(i + 1);
-    }
-    update(s.j0, s.j1, rest_begin, n, su, true);
-    if (!ws.options.lookahead && has_next) {
+      record_panel_ready();
+    } else if (has_next) {
       st.panel_after_update();
       factor_panel(i + 1);
+      record_panel_ready();
     }
   }
   st.panel_after_update();
+  ws.aux_done.record(sa);
+  GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, ws.aux_done.get(), 0));
   const std::int64_t k = std::min(m, n);
   const auto leaves = all_leaves(steps, leaf);
   if (leaves.size() != leaf_index) throw std::logic_error("lu_gpu_resident: leaf count mismatch");
