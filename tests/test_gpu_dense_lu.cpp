@@ -69,11 +69,13 @@ TEST_F(DenseLuGpu, TransposeMatchesHost) {
 }
 
 template <class T>
-void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from_device, cudaStream_t s) {
+void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from_device, cudaStream_t s,
+                 std::int64_t max_count = 300, int distinct_targets = 0) {
   SCOPED_TRACE("swaps " + std::to_string(rows) + " x " + std::to_string(cols) + (row_major ? " row-major" : " col-major") +
-               (from_device ? " device pivots" : " pivots by value"));
+               (from_device ? " device pivots" : " pivots by value") + " max_count " + std::to_string(max_count) +
+               " distinct " + std::to_string(distinct_targets));
   const std::int64_t ld = (row_major ? cols : rows) + 7;
-  const std::int64_t first = rows / 3, count = std::min<std::int64_t>(rows - first, 300);
+  const std::int64_t first = rows / 3, count = std::min<std::int64_t>(rows - first, max_count);
   const std::int64_t skip0 = cols / 4, skip1 = cols / 4 + std::min<std::int64_t>(cols / 4, 5);
   std::vector<T> a(static_cast<std::size_t>(ld * (row_major ? rows : cols)));
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(i);
@@ -82,6 +84,9 @@ void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from
   std::vector<std::int64_t> local(static_cast<std::size_t>(count));
   for (std::int64_t k = 0; k < count; ++k) {
     targets[k] = static_cast<int>(first + k + gen() % (rows - first - k));
+    // Few distinct rows below the panel: the same row is swapped again and again.
+    if (distinct_targets > 0 && first + count + distinct_targets <= rows && gen() % 4 != 0)
+      targets[k] = static_cast<int>(first + count + gen() % distinct_targets);
     local[k] = targets[k] - first + 1;
   }
   auto at = [&](std::vector<T>& x, std::int64_t r, std::int64_t c) -> T& {
@@ -111,6 +116,16 @@ TEST_F(DenseLuGpu, RowSwapsMatchHostBothLayoutsBothPivotSources) {
         check_swaps<float>(r, c, row_major, dev, stream_);
         check_swaps<double>(r, c, row_major, dev, stream_);
       }
+  // Column-major device pivots: the permutation kernel at its limit (512) with heavily repeated
+  // targets, one swap, and the thread-per-column fallback above 512.
+  for (int distinct : {0, 1, 3, 40}) {
+    check_swaps<float>(3000, 333, false, true, stream_, 512, distinct);
+    check_swaps<double>(3000, 70, false, true, stream_, 512, distinct);
+    check_swaps<float>(700, 33, false, true, stream_, 7, distinct);
+  }
+  check_swaps<float>(5, 9, false, true, stream_, 1);
+  check_swaps<float>(3000, 100, false, true, stream_, 700, 5);
+  check_swaps<double>(3000, 100, false, true, stream_, 513);
   std::vector<int> too_many(kernels::kMaxSwapsPerLaunch + 1, 0);
   EXPECT_THROW(kernels::launch_apply_row_swaps(static_cast<float*>(nullptr), 1, true, 1, 0, 0, 0, too_many.data(),
                                                kernels::kMaxSwapsPerLaunch + 1, stream_),
