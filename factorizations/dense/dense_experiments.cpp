@@ -467,6 +467,9 @@ void register_dense(Registry& registry) {
       return true;
     };
     e.validate = [](const AxisPoint& p) {
+      const std::int64_t leaf = p.integer("leaf");
+      if (leaf != 0 && leaf < 8)
+        throw UsageError("axis 'leaf': " + std::to_string(leaf) + " is not 0 (no recursion) or in 8..512");
       if (p.text("gemm") != "cublas" && p.text("precision") == "d")
         throw UsageError("axis 'gemm': " + p.text("gemm") + " has no FP64 slot; use gemm=cublas for precision d");
     };

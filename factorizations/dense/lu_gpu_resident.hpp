@@ -22,7 +22,8 @@ namespace gpufact::dense {
 template <class T>
 class LuResidentWorkspace {
  public:
-  // Uses o.nb, o.lookahead and o.gemm; the panel is one level (cuSOLVER blocks inside it).
+  // Uses o.nb, o.lookahead, o.gemm and o.panel_leaf (0: one cuSOLVER getrf per panel, which blocks
+  // inside it; > 0: the recursive panel).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
   std::int64_t m, n, ld;
   LuOptions options;
