@@ -4,8 +4,10 @@
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
+#include "factorizations/dense/lu_block_model.hpp"
 #include "factorizations/dense/lu_host.hpp"
 #include "factorizations/dense/lu_schedule.hpp"
+#include "factorizations/dense/phase_timer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -198,6 +200,90 @@ TEST(DenseLuSchedule, TwoLevelSwitchesAtHalfTheWindow) {
   EXPECT_DOUBLE_EQ(lu_flops(1000, 1000), 2e9 / 3);
   EXPECT_DOUBLE_EQ(lu_flops(200, 100), 200.0 * 100 * 100 - 1e6 / 3);
   EXPECT_DOUBLE_EQ(lu_flops(100, 200), lu_flops(200, 100));
+}
+
+// The recursive GPU panel's leaves tile the panel left to right, none wider than the leaf, and
+// splits are whole leaves (so only the last leaf may be narrow).
+TEST(DenseLuSchedule, PanelLeavesTileThePanel) {
+  EXPECT_EQ(panel_split(512, 64), 256);
+  EXPECT_EQ(panel_split(100, 64), 64);
+  EXPECT_EQ(panel_split(130, 32), 64);
+  for (std::int64_t leaf : {0, 8, 24, 32, 64})
+    for (auto [j0, j1] : std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1}, {0, 64}, {64, 577}, {5, 517}, {3, 40}}) {
+      const auto leaves = panel_leaves(j0, j1, leaf);
+      ASSERT_FALSE(leaves.empty());
+      EXPECT_EQ(leaves.front().c0, j0);
+      EXPECT_EQ(leaves.back().c1, j1);
+      for (std::size_t i = 0; i < leaves.size(); ++i) {
+        EXPECT_LT(leaves[i].c0, leaves[i].c1);
+        if (i > 0) {
+          EXPECT_EQ(leaves[i].c0, leaves[i - 1].c1);
+        }
+        if (leaf > 0) {
+          EXPECT_LE(leaves[i].c1 - leaves[i].c0, leaf);
+        }
+      }
+      if (leaf == 0) {
+        EXPECT_EQ(leaves.size(), 1u);
+      }
+    }
+  const auto l = panel_leaves(0, 512, 64);
+  ASSERT_EQ(l.size(), 8u);
+  EXPECT_EQ(l[3].c0, 192);
+  LuOptions o;
+  o.panel_leaf = 4;
+  EXPECT_THROW(validate(o), std::invalid_argument);
+  o.panel_leaf = 64;
+  EXPECT_NO_THROW(validate(o));
+  o.cpu_threads = -1;
+  EXPECT_THROW(validate(o), std::invalid_argument);
+}
+
+// Fig. 10's overlap: the measure of the intersection of two unions of intervals.
+TEST(DenseLuTimer, OverlapIsTheIntersectionOfTheTwoActivities) {
+  EXPECT_DOUBLE_EQ(union_length({}), 0.0);
+  EXPECT_DOUBLE_EQ(union_length({{0, 1}, {0.5, 2}, {3, 4}, {3.5, 3.6}}), 3.0);
+  EXPECT_DOUBLE_EQ(union_length({{2, 1}}), 0.0);  // empty (reversed) intervals count nothing
+  // Serialized activities (a look-ahead that never overlaps): no overlap, whatever the gaps.
+  EXPECT_DOUBLE_EQ(intersection_length({{0, 1}, {2, 3}}, {{1, 2}, {3, 4}}), 0.0);
+  // CPU panel [0, 4) beside GPU work [1, 2) and [3, 6): 2 s at once.
+  EXPECT_DOUBLE_EQ(intersection_length({{0, 4}}, {{1, 2}, {3, 6}}), 2.0);
+  // Overlapping intervals inside one activity are counted once.
+  EXPECT_DOUBLE_EQ(intersection_length({{0, 10}}, {{1, 5}, {2, 6}, {8, 9}}), 6.0);
+  EXPECT_DOUBLE_EQ(intersection_length({{1, 5}, {2, 6}, {8, 9}}, {{0, 10}}), 6.0);
+  EXPECT_DOUBLE_EQ(intersection_length({{0, 1}}, {}), 0.0);
+}
+
+// The hybrid block-size model: known limits and the measured FP32 points it was fitted to.
+TEST(DenseLuModel, HybridBlockSizeFollowsTheRates) {
+  const HybridRates r = default_hybrid_rates(4);
+  // Fitted to volkov08.fig10 on the H200: 2048 / nb 64 took about 17 ms, 8192 / nb 128 about 158 ms.
+  EXPECT_NEAR(hybrid_lu_model_seconds(2048, 64, r), 0.0145, 0.004);
+  EXPECT_NEAR(hybrid_lu_model_seconds(8192, 128, r), 0.18, 0.05);
+  // A CPU panel that costs nothing: the GEMM-bound time falls with nb, so the widest candidate wins.
+  HybridRates fast_cpu = r;
+  fast_cpu.cpu_overhead_s = 0;
+  fast_cpu.cpu_panel_rate = 1e30;
+  fast_cpu.link_overhead_s = 0;
+  fast_cpu.link_bandwidth = 1e30;
+  EXPECT_EQ(hybrid_lu_nb(8192, fast_cpu), 256);
+  // A free GPU and no per-panel overhead: the CPU's n²·nb/2 panel flops favour the narrowest.
+  HybridRates fast_gpu = r;
+  fast_gpu.gemm_rate = 1e30;
+  fast_gpu.cpu_overhead_s = 0;
+  fast_gpu.link_overhead_s = 0;
+  EXPECT_EQ(hybrid_lu_nb(8192, fast_gpu), 32);
+  // Step count: n = 100 with nb = 64 is two steps, the second 36 wide.
+  HybridRates only_overhead = fast_gpu;
+  only_overhead.cpu_panel_rate = 1e30;
+  only_overhead.link_bandwidth = 1e30;
+  only_overhead.cpu_overhead_s = 1;
+  EXPECT_DOUBLE_EQ(hybrid_lu_model_seconds(100, 64, only_overhead), 2.0);
+  EXPECT_THROW(hybrid_lu_model_seconds(100, 0, r), std::invalid_argument);
+  EXPECT_THROW(hybrid_lu_nb(100, r, {}), std::invalid_argument);
+  EXPECT_EQ(gpu_resident_lu_nb(16384), 512);
+  EXPECT_EQ(gpu_resident_lu_nb(8192), 256);
+  EXPECT_EQ(gpu_resident_lu_nb(1024), 128);
 }
 
 }  // namespace

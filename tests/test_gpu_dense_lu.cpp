@@ -69,11 +69,13 @@ TEST_F(DenseLuGpu, TransposeMatchesHost) {
 }
 
 template <class T>
-void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from_device, cudaStream_t s) {
+void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from_device, cudaStream_t s,
+                 std::int64_t max_count = 300, int distinct_targets = 0) {
   SCOPED_TRACE("swaps " + std::to_string(rows) + " x " + std::to_string(cols) + (row_major ? " row-major" : " col-major") +
-               (from_device ? " device pivots" : " pivots by value"));
+               (from_device ? " device pivots" : " pivots by value") + " max_count " + std::to_string(max_count) +
+               " distinct " + std::to_string(distinct_targets));
   const std::int64_t ld = (row_major ? cols : rows) + 7;
-  const std::int64_t first = rows / 3, count = std::min<std::int64_t>(rows - first, 300);
+  const std::int64_t first = rows / 3, count = std::min<std::int64_t>(rows - first, max_count);
   const std::int64_t skip0 = cols / 4, skip1 = cols / 4 + std::min<std::int64_t>(cols / 4, 5);
   std::vector<T> a(static_cast<std::size_t>(ld * (row_major ? rows : cols)));
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(i);
@@ -82,6 +84,9 @@ void check_swaps(std::int64_t rows, std::int64_t cols, bool row_major, bool from
   std::vector<std::int64_t> local(static_cast<std::size_t>(count));
   for (std::int64_t k = 0; k < count; ++k) {
     targets[k] = static_cast<int>(first + k + gen() % (rows - first - k));
+    // Few distinct rows below the panel: the same row is swapped again and again.
+    if (distinct_targets > 0 && first + count + distinct_targets <= rows && gen() % 4 != 0)
+      targets[k] = static_cast<int>(first + count + gen() % distinct_targets);
     local[k] = targets[k] - first + 1;
   }
   auto at = [&](std::vector<T>& x, std::int64_t r, std::int64_t c) -> T& {
@@ -111,6 +116,16 @@ TEST_F(DenseLuGpu, RowSwapsMatchHostBothLayoutsBothPivotSources) {
         check_swaps<float>(r, c, row_major, dev, stream_);
         check_swaps<double>(r, c, row_major, dev, stream_);
       }
+  // Column-major device pivots: the permutation kernel at its limit (512) with heavily repeated
+  // targets, one swap, and the thread-per-column fallback above 512.
+  for (int distinct : {0, 1, 3, 40}) {
+    check_swaps<float>(3000, 333, false, true, stream_, 512, distinct);
+    check_swaps<double>(3000, 70, false, true, stream_, 512, distinct);
+    check_swaps<float>(700, 33, false, true, stream_, 7, distinct);
+  }
+  check_swaps<float>(5, 9, false, true, stream_, 1);
+  check_swaps<float>(3000, 100, false, true, stream_, 700, 5);
+  check_swaps<double>(3000, 100, false, true, stream_, 513);
   std::vector<int> too_many(kernels::kMaxSwapsPerLaunch + 1, 0);
   EXPECT_THROW(kernels::launch_apply_row_swaps(static_cast<float*>(nullptr), 1, true, 1, 0, 0, 0, too_many.data(),
                                                kernels::kMaxSwapsPerLaunch + 1, stream_),
@@ -175,31 +190,49 @@ void check_hybrid(Shape sh, const std::string& what, const LuOptions& o, cudaStr
   EXPECT_LT(lu_residual<T>(a.view(), lu, ipiv.data()), kTolerance);
   const PhaseTotals t = timer.finish();
   EXPECT_GT(t[Phase::transfer], 0.0);
+  // The overlap is measured from the intervals: never more than either activity or the wall.
+  EXPECT_GE(t.overlap, 0.0);
+  EXPECT_LE(t.overlap, t[Phase::cpu_panel] + 1e-9);
+  EXPECT_LE(t.overlap_compute, t.overlap + 1e-9);
+  EXPECT_LE(t.overlap, t.wall_s);
+  EXPECT_GE(t.idle, 0.0);
+  EXPECT_LE(t.idle, t.wall_s);
   if (sh.m > 1 && sh.n > 1 && sh.m > o.nb) {
     EXPECT_GT(t[Phase::gpu_compute], 0.0);
   }
 }
 
 template <class T>
-void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s) {
+void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, std::int64_t nb = 64,
+                    std::int64_t leaf = 0, UpdateGemm gemm = UpdateGemm::cublas) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " resident m=" + std::to_string(sh.m) + " n=" +
-               std::to_string(sh.n) + (lookahead ? " lookahead" : "") + (from_host ? " host data" : " device data"));
+               std::to_string(sh.n) + (lookahead ? " lookahead" : "") + (from_host ? " host data" : " device data") +
+               " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) + " " + update_gemm_entry(gemm).name);
   HostMatrix<T> a(sh.m, sh.n);
   fill_uniform(a.view(), static_cast<std::uint64_t>(sh.m * 5 + sh.n));
   PinnedBuffer<T> work(static_cast<std::size_t>(sh.m * sh.n));
   std::memcpy(work.data(), a.data(), work.bytes());
   std::vector<int> ipiv(static_cast<std::size_t>(std::min(sh.m, sh.n)), -1);
   LuOptions o;
-  o.nb = 64;
+  o.nb = nb;
   o.lookahead = lookahead;
+  o.panel_leaf = leaf;
+  o.gemm = gemm;
   LuResidentWorkspace<T> ws(sh.m, sh.n, o);
   int info = 0;
+  PhaseTimer timer;
   if (from_host) {
     info = lu_gpu_resident_host(sh.m, sh.n, work.data(), sh.m, ipiv.data(), ws, s);
   } else {
     DeviceBuffer<T> d(work.size());
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), work.data(), d.bytes(), cudaMemcpyHostToDevice, s));
-    info = lu_gpu_resident(sh.m, sh.n, d.data(), sh.m, ipiv.data(), ws, s);
+    info = lu_gpu_resident(sh.m, sh.n, d.data(), sh.m, ipiv.data(), ws, s, &timer);
+    const PhaseTotals t = timer.finish();
+    if (sh.m > 16 && sh.n > 16) {
+      EXPECT_GT(t[Phase::gpu_panel], 0.0);
+    }
+    EXPECT_LE(t.overlap, t[Phase::gpu_panel] + 1e-9);
+    EXPECT_LE(t.overlap_compute, t.overlap + 1e-9);
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
   }
@@ -225,6 +258,20 @@ TEST_F(DenseLuGpu, GpuResidentWithAndWithoutLookahead) {
       }
 }
 
+// The recursive panel (leaves by cuSOLVER, trsm + GEMM between halves, interchanges carried to
+// both sides): leaf = nb (one leaf), leaves that tile nb, a narrow last leaf (nb 100, leaf 24),
+// the smallest leaf, with and without look-ahead, and the simt GEMM in FP32.
+TEST_F(DenseLuGpu, GpuResidentRecursivePanel) {
+  for (const auto& sh : shapes())
+    for (auto [nb, leaf] : std::vector<std::pair<std::int64_t, std::int64_t>>{{64, 64}, {64, 16}, {100, 24}, {128, 8}})
+      for (bool la : {true, false}) {
+        check_resident<float>(sh, la, false, stream_, nb, leaf);
+        check_resident<double>(sh, la, false, stream_, nb, leaf);
+      }
+  check_resident<float>({300, 300}, true, false, stream_, 96, 32, UpdateGemm::simt);
+  check_resident<float>({300, 300}, true, false, stream_, 64, 0, UpdateGemm::simt);
+}
+
 // A zero column k stays exactly zero through every update: LAPACK's info is k + 1.
 TEST_F(DenseLuGpu, SingularInfoAsLapack) {
   const std::int64_t n = 300;
@@ -244,12 +291,16 @@ TEST_F(DenseLuGpu, SingularInfoAsLapack) {
       const MatrixView<const double> lu{work.data(), n, n, n, Layout::col_major};
       EXPECT_LT(lu_residual<double>(a.view(), lu, ipiv.data()), kTolerance) << what;
     }
-    PinnedBuffer<double> work(static_cast<std::size_t>(n * n));
-    std::memcpy(work.data(), a.data(), work.bytes());
-    LuOptions o;
-    o.nb = 64;
-    LuResidentWorkspace<double> ws(n, n, o);
-    EXPECT_EQ(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), expected) << "gpu_resident";
+    for (std::int64_t leaf : {0, 16}) {
+      PinnedBuffer<double> work(static_cast<std::size_t>(n * n));
+      std::memcpy(work.data(), a.data(), work.bytes());
+      LuOptions o;
+      o.nb = 64;
+      o.panel_leaf = leaf;
+      LuResidentWorkspace<double> ws(n, n, o);
+      EXPECT_EQ(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), expected)
+          << "gpu_resident leaf " << leaf;
+    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
 #include "factorizations/dense/gpu_residual.hpp"
+#include "factorizations/dense/lu_block_model.hpp"
 #include "factorizations/dense/lu_gpu_resident.hpp"
 #include "factorizations/dense/lu_hybrid.hpp"
 #include "factorizations/dense/lu_schedule.hpp"
@@ -39,17 +40,21 @@ constexpr double kTolerance = 30.0;            // MAGMA testers' threshold
 constexpr std::int64_t kHostResidualMax = 4096;  // above: the cuBLAS residual
 constexpr std::int64_t kOpenblasMax = 8192;      // OpenBLAS getrf stays under ~5 s per call up to here
 
-// Block sizes when the nb axis is 0 (tuned guesses; -a nb=... overrides).
-std::int64_t auto_nb(const std::string& method, std::int64_t n) {
-  if (method == "gpu_resident") return n >= 8192 ? 256 : 128;
-  return n >= 4096 ? 128 : 64;
+// Block sizes when the nb axis is 0 (lu_block_model.hpp: the hybrid's from its time model, the
+// GPU-resident's by n; -a nb=... overrides).
+std::int64_t auto_nb(const std::string& method, std::int64_t n, std::size_t element_bytes) {
+  if (method == "gpu_resident") return gpu_resident_lu_nb(n);
+  return hybrid_lu_nb(n, default_hybrid_rates(element_bytes));
 }
 
 LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   LuOptions o;
+  const std::size_t e = c.text("precision") == "s" ? 4 : 8;
   const std::int64_t nb = c.point().has("nb") ? c.integer("nb") : 0;
-  o.nb = nb > 0 ? nb : auto_nb(method, n);
+  o.nb = nb > 0 ? nb : auto_nb(method, n, e);
   if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
+  if (c.point().has("leaf")) o.panel_leaf = c.integer("leaf");
+  if (c.point().has("threads")) o.cpu_threads = static_cast<int>(c.integer("threads"));
   return o;
 }
 
@@ -77,12 +82,24 @@ void add_breakdown(Case& c, const PhaseTotals& t, bool headline) {
       c.add_metric(derived_metric(std::string("share/") + phase_name(ph), std::string(phase_name(ph)) + " share of wall",
                                   "%", 100 * t[ph] / t.wall_s, false, headline));
   }
-  c.result().data["breakdown_s"]["overlap"] = t.overlap_s();
+  // Overlap from the intervals' timestamps (PhaseTimer): panel (CPU or GPU) running while other
+  // GPU work runs; the part of it against trailing updates; time covered by nothing.
+  c.result().data["breakdown_s"]["overlap"] = t.overlap;
+  c.result().data["breakdown_s"]["overlap_compute"] = t.overlap_compute;
+  c.result().data["breakdown_s"]["idle"] = t.idle;
   c.result().data["breakdown_s"]["wall"] = t.wall_s;
-  c.add_metric(derived_metric("breakdown/overlap", "CPU–GPU overlap", "s", t.overlap_s(), true, false));
-  if (t.wall_s > 0)
-    c.add_metric(derived_metric("share/overlap", "CPU–GPU overlap share of wall", "%", 100 * t.overlap_s() / t.wall_s,
+  c.add_metric(derived_metric("breakdown/overlap", "panel–GPU overlap (panel running beside other GPU work)", "s",
+                              t.overlap, true, false));
+  c.add_metric(derived_metric("breakdown/overlap_compute", "panel–update overlap (panel beside a trailing GEMM)", "s",
+                              t.overlap_compute, true, false));
+  c.add_metric(derived_metric("breakdown/idle", "time with neither a panel nor GPU work", "s", t.idle, false, false));
+  if (t.wall_s > 0) {
+    c.add_metric(derived_metric("share/overlap", "panel–GPU overlap share of wall", "%", 100 * t.overlap / t.wall_s,
                                 true, headline));
+    c.add_metric(derived_metric("share/overlap_compute", "panel–update overlap share of wall", "%",
+                                100 * t.overlap_compute / t.wall_s, true, headline));
+    c.add_metric(derived_metric("share/idle", "idle share of wall", "%", 100 * t.idle / t.wall_s, false, headline));
+  }
   if (t[Phase::gpu_compute] > 0)
     c.add_metric(derived_metric("blas3/flop_rate", "BLAS3 rate inside the factorization (GEMM/trsm events)", "GFLOP/s",
                                 t.blas3_flops / t[Phase::gpu_compute] * 1e-9, true, true));
@@ -153,7 +170,7 @@ LuCaseOutcome measure_lu(Case& c, const std::string& method, const std::string& 
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
     if (breakdown) add_breakdown(c, timer.finish(), false);
-    c.result().data["options"] = "nb=" + std::to_string(ws.options.nb) + (o.lookahead ? " lookahead" : "");
+    c.result().data["options"] = describe(ws.options);
     return out;
   }
   // cuSOLVER getrf (64-bit API) on device data, or with both transfers from pinned host memory.
@@ -399,6 +416,17 @@ AxisSpec nb_axis() {
           .help = "panel width (0: by method and n; the paper's 64); at most 512", .defaults = "0", .min = 0,
           .max = 512};
 }
+AxisSpec leaf_axis() {
+  return {.name = "leaf", .kind = AxisKind::integer,
+          .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER (0: one "
+                  "cuSOLVER getrf per panel)",
+          .defaults = "0", .min = 0, .max = 512};
+}
+AxisSpec threads_axis() {
+  return {.name = "threads", .kind = AxisKind::integer,
+          .help = "OpenBLAS threads of the hybrid's CPU panel (0: all cores)", .defaults = "0", .min = 0,
+          .max = 1024};
+}
 AxisSpec gemm_axis() {
   return {.name = "gemm", .kind = AxisKind::text, .help = "the trailing-update GEMM", .defaults = "cublas",
           .choices = update_gemm_names()};
@@ -417,7 +445,7 @@ void register_dense(Registry& registry) {
          .defaults = "lu", .choices = {"lu"}},
         precision_axis(),
         {.name = "n", .kind = AxisKind::integer, .help = "matrix order (square)", .defaults = "1024,2048,4096,8192,16384",
-         .quick = "1024,4096", .full = "1024,2048,4096,8192,16384,32768,40000", .min = 1, .max = 65536},
+         .quick = "1024,4096,8192,16384", .full = "1024,2048,4096,8192,16384,32768,40000", .min = 1, .max = 65536},
         {.name = "method", .kind = AxisKind::text,
          .help = "hybrid (volkov08 §5), gpu_resident (panel on the GPU), cusolver (cusolverDnXgetrf), openblas "
                  "(host, n <= 8192)",
@@ -427,15 +455,21 @@ void register_dense(Registry& registry) {
          .choices = {"host", "device"}},
         nb_axis(),
         gemm_axis(),
+        leaf_axis(),
     };
+    e.axes[1].quick = "s";  // FP32 only in the quick preset: n = 16384 for four methods stays under a minute
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
+      if (m != "gpu_resident" && p.integer("leaf") != 0) return false;
       if (m == "openblas") return p.text("data") == "host" && p.integer("n") <= kOpenblasMax;
       if (m == "hybrid") return p.text("data") == "host";
       return true;
     };
     e.validate = [](const AxisPoint& p) {
+      const std::int64_t leaf = p.integer("leaf");
+      if (leaf != 0 && leaf < 8)
+        throw UsageError("axis 'leaf': " + std::to_string(leaf) + " is not 0 (no recursion) or in 8..512");
       if (p.text("gemm") != "cublas" && p.text("precision") == "d")
         throw UsageError("axis 'gemm': " + p.text("gemm") + " has no FP64 slot; use gemm=cublas for precision d");
     };
@@ -455,7 +489,7 @@ void register_dense(Registry& registry) {
     e.axes = {precision_axis(),
               {.name = "n", .kind = AxisKind::integer, .help = "matrix order", .defaults = "1024,2048,4096,8192,16384",
                .quick = "2048,4096", .full = "1024,2048,4096,8192,16384,32768", .min = 1, .max = 65536},
-              nb_axis(), gemm_axis()};
+              nb_axis(), gemm_axis(), threads_axis()};
     e.needs.gpus = 1;
     e.run = run_fig10;
     e.plots = {{.artifact = "volkov08.fig10", .x = "n", .y = "share/*", .series = {"precision"}, .logx = true,

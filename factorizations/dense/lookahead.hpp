@@ -1,16 +1,45 @@
 // The two streams and the events of a look-ahead factorization (volkov08 §5, "pipelined
 // updating"): the panel stream carries transfers, pivoting, U12 and the update of the next panel;
 // the update stream the rest of the trailing matrix. The host waits on events only.
+//
+// The panel stream has the device's highest priority: a trailing-update GEMM fills every SM for
+// several waves, and without priority the block scheduler would start the panel's kernels only
+// after the GEMM's last wave had been issued — the look-ahead would then serialize on the GPU even
+// though the streams are independent. With priority, the panel's (small, latency-bound) kernels
+// take SMs as soon as GEMM blocks retire.
 #pragma once
 
 #include "core/cuda/stream.hpp"
 
+#include <utility>
+
 namespace gpufact::dense {
 
+// A non-blocking stream created with a given priority (Stream has no priority constructor).
+class PriorityStream {
+ public:
+  // highest = true: the device's greatest priority; false: its default (lowest) priority.
+  explicit PriorityStream(bool highest) {
+    int least = 0, greatest = 0;
+    GPUFACT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    GPUFACT_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, highest ? greatest : least));
+  }
+  ~PriorityStream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
+  PriorityStream(const PriorityStream&) = delete;
+  PriorityStream& operator=(const PriorityStream&) = delete;
+  cudaStream_t get() const noexcept { return s_; }
+  operator cudaStream_t() const noexcept { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 struct LookaheadStreams {
-  Stream panel, update;
+  PriorityStream panel{true}, update{false};
   Event panel_ready{cudaEventDisableTiming};     // the next panel is in host memory
-  Event lookahead_done{cudaEventDisableTiming};  // U12 and the next panel's columns updated
+  Event lookahead_done{cudaEventDisableTiming};  // U12 ready: the rest of the trailing matrix may start
   Event update_done{cudaEventDisableTiming};     // the rest of the trailing matrix updated
   Event finished{cudaEventDisableTiming};
 

@@ -20,10 +20,21 @@ constexpr cudaDataType_t cuda_type() {
 }
 
 LuOptions one_level(LuOptions o) {
+  o.cpu_threads = 0;
   o.two_level = false;
   o.row_major = false;
   o.inverse_trsm = false;
   return o;
+}
+
+// Every leaf of every panel, in the order they are factored (one cuSOLVER info each).
+std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, std::int64_t leaf) {
+  std::vector<PanelLeaf> out;
+  for (const auto& s : steps) {
+    const auto l = panel_leaves(s.j0, s.j1, leaf);
+    out.insert(out.end(), l.begin(), l.end());
+  }
+  return out;
 }
 
 }  // namespace
@@ -35,8 +46,9 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
   const auto steps = lu_schedule(m, n, options);
+  const auto leaves = all_leaves(steps, options.panel_leaf);
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
-  infos = DeviceBuffer<int>(std::max<std::size_t>(steps.size(), 1));
+  infos = DeviceBuffer<int>(std::max<std::size_t>(leaves.size(), 1));
   first_nonfinite = DeviceBuffer<unsigned long long>(1);
   host_ipiv = PinnedBuffer<std::int64_t>(ipiv.size());
   host_infos = PinnedBuffer<int>(infos.size());
@@ -46,9 +58,9 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   update_blas.set_stream(streams.update);
   std::size_t dmax = 0, hmax = 0;
   const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
-  for (const auto& s : steps) {
+  for (const auto& l : leaves) {
     std::size_t dbytes = 0, hbytes = 0;
-    GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(solver, solver.params(), m - s.j0, s.j1 - s.j0, cuda_type<T>(),
+    GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(solver, solver.params(), m - l.c0, l.c1 - l.c0, cuda_type<T>(),
                                                        const_cast<T*>(probe.data()), ld, cuda_type<T>(), &dbytes,
                                                        &hbytes));
     dmax = std::max(dmax, dbytes);
@@ -73,8 +85,9 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   if (ldda < std::max<std::int64_t>(1, m))
     throw std::invalid_argument("lu_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, m)");
   if (m == 0 || n == 0) return 0;
-  if (timer) timer->start();
+  if (timer) timer->start(stream);
   const auto steps = lu_schedule(m, n, ws.options);
+  const std::int64_t leaf = ws.options.panel_leaf;
   const DeviceMatrix<T> d{d_a, m, n, ldda, false};
   const UpdateGemmFn<T> gemm = update_gemm_fn<T>(ws.options.gemm);
   auto& st = ws.streams;
@@ -84,57 +97,120 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.first_nonfinite.data(), 0xff, sizeof(unsigned long long), sp));
   kernels::launch_find_nonfinite(d_a, 1, ldda, m, n, ws.first_nonfinite.data(), sp);
 
+  // A22 −= L21 · U12 on rows [k1, m) × cols [c0, c1), inner dimension [k0, k1), on `s` with that
+  // stream's cuBLAS handle. `timed`: an interval of its own (not inside the panel's interval).
+  auto update = [&](std::int64_t k0, std::int64_t k1, std::int64_t c0, std::int64_t c1, cudaStream_t s, bool timed) {
+    const std::int64_t rows = m - k1, cols = c1 - c0, k = k1 - k0;
+    if (rows <= 0 || cols <= 0 || k <= 0) return;
+    cublasHandle_t blas = s == sp ? ws.panel_blas.get() : ws.update_blas.get();
+    GpuPhase phase(timed ? timer : nullptr, Phase::gpu_compute, s,
+                   2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(k));
+    gemm(blas, Op::N, Op::N, rows, cols, k, T(-1), d.at(k1, k0), ldda, d.at(k0, c0), ldda, T(1), d.at(k1, c0), ldda, s);
+  };
+  // The leaf's interchanges (1-based, relative to its first row, as cuSOLVER leaves them) on
+  // columns [c0, c1) minus [skip0, skip1).
+  auto swap_rows = [&](const PanelLeaf& l, std::int64_t c0, std::int64_t c1, std::int64_t skip0, std::int64_t skip1,
+                       cudaStream_t strm) {
+    if (c1 <= c0) return;
+    kernels::launch_apply_row_swaps_device(d.at(0, c0), ldda, false, c1 - c0, skip0 - c0, skip1 - c0, l.c0,
+                                           ws.ipiv.data() + l.c0, l.c1 - l.c0, strm);
+  };
+  std::size_t leaf_index = 0;  // infos slot of the next leaf
+  auto factor_leaf = [&](std::int64_t c0, std::int64_t c1) {
+    GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf(ws.solver, ws.solver.params(), m - c0, c1 - c0, cuda_type<T>(), d.at(c0, c0),
+                                            ldda, ws.ipiv.data() + c0, cuda_type<T>(), ws.solver_device.data(),
+                                            ws.solver_device.bytes(),
+                                            ws.solver_host.empty() ? nullptr : ws.solver_host.data(),
+                                            ws.solver_host.size(), ws.infos.data() + leaf_index));
+    ++leaf_index;
+  };
+  // Recursive panel (LuOptions::panel_leaf; volkov08 §5's two levels inside the panel): factor the
+  // left part, bring the right part up to date with it (interchanges, trsm, GEMM), factor the
+  // right part, then apply its interchanges to the left part. Everything on the panel stream.
+  auto factor_columns = [&](auto&& self, std::int64_t c0, std::int64_t c1) -> void {
+    if (leaf <= 0 || c1 - c0 <= leaf) return factor_leaf(c0, c1);
+    const std::int64_t mid = c0 + panel_split(c1 - c0, leaf);
+    self(self, c0, mid);
+    for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
+    dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, mid - c0, c1 - mid, T(1), d.at(c0, c0),
+                 ldda, d.at(c0, mid), ldda);
+    update(c0, mid, mid, c1, sp, false);
+    self(self, mid, c1);
+    for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
+  };
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf(ws.solver, ws.solver.params(), m - s.j0, s.j1 - s.j0, cuda_type<T>(),
-                                            d.at(s.j0, s.j0), ldda, ws.ipiv.data() + s.j0, cuda_type<T>(),
-                                            ws.solver_device.data(), ws.solver_device.bytes(),
-                                            ws.solver_host.empty() ? nullptr : ws.solver_host.data(),
-                                            ws.solver_host.size(), ws.infos.data() + i));
-  };
-  auto update = [&](std::int64_t k0, std::int64_t k1, std::int64_t c0, std::int64_t c1, cudaStream_t s) {
-    const std::int64_t rows = m - k1, cols = c1 - c0, k = k1 - k0;
-    if (rows <= 0 || cols <= 0 || k <= 0) return;
-    GpuPhase phase(timer, Phase::gpu_compute, s,
-                   2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(k));
-    gemm(Op::N, Op::N, rows, cols, k, T(-1), d.at(k1, k0), ldda, d.at(k0, c0), ldda, T(1), d.at(k1, c0), ldda, s);
+    factor_columns(factor_columns, s.j0, s.j1);
   };
 
-  if (!steps.empty()) factor_panel(0);
+  // Stream roles per step i (panel i = columns [j0, j1) already factored, ready event recorded):
+  //   panel  (high priority): the next panel's columns [j1, j1') — interchanges, U12, the
+  //          look-ahead GEMM — then the next panel's factorization: the critical chain;
+  //   update: interchanges, U12 and GEMM on [j1', n), back to back with the previous update;
+  //   aux    (low priority): interchanges on the finished columns [0, j0), off every chain.
+  // The panel stream waits for the previous update (it shares the next panel's columns), the
+  // update stream for the panel's factorization, aux for both (the previous update reads L21).
+  auto record_panel_ready = [&] { st.lookahead_done.record(sp); };
+  auto trsm_u12 = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
+    if (c1 <= c0) return;
+    const std::int64_t w = s.j1 - s.j0;
+    GpuPhase phase(timer, Phase::gpu_compute, strm,
+                   static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(c1 - c0));
+    dev::trsm<T>(strm == sp ? ws.panel_blas : ws.update_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, c1 - c0,
+                 T(1), d.at(s.j0, s.j0), ldda, d.at(s.j0, c0), ldda);
+  };
+  auto swap_panel_rows = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
+    if (c1 <= c0) return;
+    GpuPhase phase(timer, Phase::pivoting, strm);
+    for (const auto& l : panel_leaves(s.j0, s.j1, leaf)) swap_rows(l, c0, c1, 0, 0, strm);
+  };
+  cudaStream_t sa = ws.aux;
+  ws.aux_start.record(sp);  // aux starts after the finite check (and what the caller enqueued)
+  GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, ws.aux_start.get(), 0));
+
+  if (!steps.empty()) {
+    factor_panel(0);
+    record_panel_ready();
+  }
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const LuStep& s = steps[i];
-    const std::int64_t w = s.j1 - s.j0;
-    st.panel_after_update();
-    {
-      GpuPhase phase(timer, Phase::pivoting, sp);
-      kernels::launch_apply_row_swaps_device(d_a, ldda, false, n, s.j0, s.j1, s.j0, ws.ipiv.data() + s.j0, w, sp);
-    }
-    if (s.j1 < n) {
-      GpuPhase phase(timer, Phase::gpu_compute, sp, static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(n - s.j1));
-      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, n - s.j1, T(1), d.at(s.j0, s.j0),
-                   ldda, d.at(s.j0, s.j1), ldda);
-    }
-    std::int64_t rest_begin = s.j1;
     const bool has_next = i + 1 < steps.size();
     const bool ahead = ws.options.lookahead && has_next;
+    const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
+    // The previous update's end: the panel stream and aux wait for it.
+    st.update_done.record(su);
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, st.update_done.get(), 0));
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.update_done.get(), 0));
+    // Panel i factored: update and aux may use its L and interchanges (waits enqueued before the
+    // event is recorded again for panel i + 1).
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(su, st.lookahead_done.get(), 0));
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.lookahead_done.get(), 0));
+    swap_panel_rows(s, 0, s.j0, sa);
+    swap_panel_rows(s, rest_begin, n, su);
+    trsm_u12(s, rest_begin, n, su);
+    update(s.j0, s.j1, rest_begin, n, su, true);
     if (ahead) {
-      rest_begin = steps[i + 1].j1;
-      update(s.j0, s.j1, s.j1, rest_begin, sp);
-    }
-    st.update_after_lookahead();  // the rest need not wait for the next panel's factorization
-    if (ahead) factor_panel(i + 1);
-    update(s.j0, s.j1, rest_begin, n, su);
-    if (!ws.options.lookahead && has_next) {
+      swap_panel_rows(s, s.j1, rest_begin, sp);
+      trsm_u12(s, s.j1, rest_begin, sp);
+      update(s.j0, s.j1, s.j1, rest_begin, sp, true);
+      factor_panel(i + 1);
+      record_panel_ready();
+    } else if (has_next) {
       st.panel_after_update();
       factor_panel(i + 1);
+      record_panel_ready();
     }
   }
   st.panel_after_update();
+  ws.aux_done.record(sa);
+  GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, ws.aux_done.get(), 0));
   const std::int64_t k = std::min(m, n);
+  const auto leaves = all_leaves(steps, leaf);
+  if (leaves.size() != leaf_index) throw std::logic_error("lu_gpu_resident: leaf count mismatch");
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), k * sizeof(std::int64_t),
                                      cudaMemcpyDeviceToHost, sp));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), steps.size() * sizeof(int),
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), leaves.size() * sizeof(int),
                                      cudaMemcpyDeviceToHost, sp));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_first_nonfinite.data(), ws.first_nonfinite.data(),
                                      sizeof(unsigned long long), cudaMemcpyDeviceToHost, sp));
@@ -146,13 +222,14 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
                                 ", " + std::to_string(bad / static_cast<unsigned long long>(m)) +
                                 ") is NaN or Inf; the input must be finite");
   int info = 0;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const LuStep& s = steps[i];
-    for (std::int64_t j = s.j0; j < s.j1; ++j) ipiv[j] = static_cast<int>(s.j0 + ws.host_ipiv[j]);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const PanelLeaf& l = leaves[i];
+    for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(l.c0 + ws.host_ipiv[j]);
     if (ws.host_infos[i] < 0) throw std::runtime_error("cusolverDnXgetrf returned info " + std::to_string(ws.host_infos[i]));
-    if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(s.j0) + ws.host_infos[i];
+    if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
   }
   st.join_into(stream);
+  if (timer) timer->stop();
   return info;
 }
 

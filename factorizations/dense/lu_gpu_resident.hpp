@@ -1,7 +1,9 @@
 // The GPU-resident LU: the matrix stays in device memory (column-major, LAPACK's layout) and the
 // panels are factored on the GPU too (cusolverDnXgetrf on the panel's columns), with the same
-// look-ahead on two streams: panel j+1 is factored while the rest is updated with panel j. U12 by
-// cuBLAS trsm, updates through the update-GEMM table. The modern variant beside the paper's hybrid:
+// look-ahead on two streams: panel j+1 is factored while the rest is updated with panel j (the
+// next panel's columns on the high-priority panel stream, the rest on the update stream, each
+// with its own interchanges and U12). U12 by cuBLAS trsm, updates through the update-GEMM table;
+// the panel optionally recursive (LuOptions::panel_leaf). The modern variant beside the paper's hybrid:
 // a 16-core host against a 60 TFLOP/s GPU.
 #pragma once
 
@@ -20,7 +22,8 @@ namespace gpufact::dense {
 template <class T>
 class LuResidentWorkspace {
  public:
-  // Uses o.nb, o.lookahead and o.gemm; the panel is one level (cuSOLVER blocks inside it).
+  // Uses o.nb, o.lookahead, o.gemm and o.panel_leaf (0: one cuSOLVER getrf per panel, which blocks
+  // inside it; > 0: the recursive panel).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
   std::int64_t m, n, ld;
   LuOptions options;
@@ -34,6 +37,9 @@ class LuResidentWorkspace {
   PinnedBuffer<int> host_infos;
   PinnedBuffer<unsigned long long> host_first_nonfinite;
   LookaheadStreams streams;
+  // Interchanges on finished columns, off the panel and update chains (lowest priority).
+  PriorityStream aux{false};
+  Event aux_start{cudaEventDisableTiming}, aux_done{cudaEventDisableTiming};
   CusolverHandle solver;
   CublasHandle panel_blas, update_blas;
 };

@@ -68,24 +68,26 @@ struct Driver {
     if (d.row_major) {  // U12ᵀ = A12ᵀ · inv(L11)ᵀ, with A12 copied row-major (ld cols)
       GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(copy, cols * e, d.at(k0, c0), d.ld * e, cols * e, w,
                                            cudaMemcpyDeviceToDevice, s));
-      gemm(Op::N, Op::T, cols, w, w, T(1), copy, cols, inverse, w, T(0), d.at(k0, c0), d.ld, s);
+      gemm(blas, Op::N, Op::T, cols, w, w, T(1), copy, cols, inverse, w, T(0), d.at(k0, c0), d.ld, s);
     } else {
       GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(copy, w * e, d.at(k0, c0), d.ld * e, w * e, cols,
                                            cudaMemcpyDeviceToDevice, s));
-      gemm(Op::N, Op::N, w, cols, w, T(1), inverse, w, copy, w, T(0), d.at(k0, c0), d.ld, s);
+      gemm(blas, Op::N, Op::N, w, cols, w, T(1), inverse, w, copy, w, T(0), d.at(k0, c0), d.ld, s);
     }
   }
 
-  // A22 −= L21 · U12 on rows [k1, m) × cols [c0, c1), inner dimension [k0, k1).
+  // A22 −= L21 · U12 on rows [k1, m) × cols [c0, c1), inner dimension [k0, k1); `s` is the panel
+  // or the update stream, each with its own cuBLAS handle.
   void update(std::int64_t k0, std::int64_t k1, std::int64_t c0, std::int64_t c1, cudaStream_t s) {
     const std::int64_t rows = m - k1, cols = c1 - c0, k = k1 - k0;
     if (rows <= 0 || cols <= 0 || k <= 0) return;
+    cublasHandle_t blas = s == sp ? ws.panel_blas.get() : ws.update_blas.get();
     GpuPhase phase(timer, Phase::gpu_compute, s,
                    2.0 * static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(k));
     if (d.row_major)
-      gemm(Op::N, Op::N, cols, rows, k, T(-1), d.at(k0, c0), d.ld, d.at(k1, k0), d.ld, T(1), d.at(k1, c0), d.ld, s);
+      gemm(blas, Op::N, Op::N, cols, rows, k, T(-1), d.at(k0, c0), d.ld, d.at(k1, k0), d.ld, T(1), d.at(k1, c0), d.ld, s);
     else
-      gemm(Op::N, Op::N, rows, cols, k, T(-1), d.at(k1, k0), d.ld, d.at(k0, c0), d.ld, T(1), d.at(k1, c0), d.ld, s);
+      gemm(blas, Op::N, Op::N, rows, cols, k, T(-1), d.at(k1, k0), d.ld, d.at(k0, c0), d.ld, T(1), d.at(k1, c0), d.ld, s);
   }
 
   void download_panel(const LuStep& s) {
@@ -95,13 +97,12 @@ struct Driver {
 
   // CPU: getrf on the panel in its final place in `a`, all OpenBLAS threads; returns its info.
   int factor_panel(const LuStep& s) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const HostPhase phase(timer, Phase::cpu_panel);
     const int info = host::getrf(m - s.j0, s.j1 - s.j0, a + s.j0 + s.j0 * lda, lda, ipiv + s.j0);
     if (info < 0) throw std::runtime_error("getrf on a panel returned info " + std::to_string(info));
     for (std::int64_t i = s.j0; i < s.j1; ++i) ipiv[i] += static_cast<int>(s.j0);
     if (ws.options.inverse_trsm)
       unit_lower_inverse(s.j1 - s.j0, a + s.j0 + s.j0 * lda, lda, ws.host_fine_inverse.data());
-    if (timer) timer->host_add(Phase::cpu_panel, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return info;
   }
 
@@ -109,13 +110,12 @@ struct Driver {
   // of the later panels of the window (the GPU applied those to its copy); apply them here first,
   // as getrf's output needs them anyway.
   void coarse_inverse(const std::vector<LuStep>& steps, std::size_t last) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const HostPhase phase(timer, Phase::cpu_panel);
     const LuStep& s = steps[last];
     for (std::size_t q = 0; q <= last; ++q)
       if (steps[q].j0 > s.coarse_k0 && steps[q].j0 < s.j1)
         host::laswp(steps[q].j0 - s.coarse_k0, a + s.coarse_k0 * lda, lda, steps[q].j0 + 1, steps[q].j1, ipiv);
     unit_lower_inverse(s.j1 - s.coarse_k0, a + s.coarse_k0 + s.coarse_k0 * lda, lda, ws.host_coarse_inverse.data());
-    if (timer) timer->host_add(Phase::cpu_panel, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 
   int run() {
@@ -173,12 +173,14 @@ struct Driver {
       std::int64_t rest_begin = s.j1;
       const bool has_next = i + 1 < steps.size();
       const bool ahead = lookahead && has_next;
+      if (ahead) rest_begin = steps[i + 1].j1;
+      // The rest needs only U12 and L21: it starts now, beside the next panel's columns (disjoint),
+      // which go first on the high-priority panel stream, then down to the CPU.
+      ws.streams.update_after_lookahead();
       if (ahead) {
-        rest_begin = steps[i + 1].j1;
         update(s.j0, s.j1, s.j1, rest_begin, sp);
+        download_panel(steps[i + 1]);
       }
-      ws.streams.update_after_lookahead();  // the rest need not wait for the panel's transfer
-      if (ahead) download_panel(steps[i + 1]);
       // (f) the rest of the trailing matrix on the update stream, fine then coarse.
       update(s.j0, s.j1, rest_begin, s.fine_end, su);
       if (coarse) {
@@ -241,12 +243,23 @@ int lu_hybrid(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, int* ipiv,
   if (lda < std::max<std::int64_t>(1, m))
     throw std::invalid_argument("lu_hybrid: lda = " + std::to_string(lda) + " < max(1, m)");
   if (m == 0 || n == 0) return 0;
-  if (timer) timer->start();
+  if (timer) timer->start(stream);
+  // The CPU panel's OpenBLAS threads (LuOptions::cpu_threads), restored on return.
+  const int caller_threads = host::blas_threads();
+  if (ws.options.cpu_threads > 0) host::set_blas_threads(ws.options.cpu_threads);
+  struct RestoreThreads {
+    int threads;
+    bool changed;
+    ~RestoreThreads() {
+      if (changed) host::set_blas_threads(threads);
+    }
+  } restore{caller_threads, ws.options.cpu_threads > 0};
   Driver<T> drv{m,  n, lda, a, ipiv, ws, timer, DeviceMatrix<T>{ws.matrix.data(), m, n, ws.ld, ws.options.row_major},
                 update_gemm_fn<T>(ws.options.gemm), ws.streams.panel, ws.streams.update};
   ws.streams.join_from(stream);
   const int info = drv.run();
   ws.streams.join_into(stream);
+  if (timer) timer->stop();
   return info;
 }
 

@@ -17,6 +17,11 @@ struct LuOptions {
   bool lookahead = true;         // CPU factors panel j+1 while the GPU updates the rest with panel j
   bool two_level = true;         // fine panels inside coarse windows, switch at half (see lu_schedule.hpp)
   UpdateGemm gemm = UpdateGemm::cublas;
+  // Hybrid: OpenBLAS threads for the CPU panel (0: leave the caller's setting, all cores).
+  int cpu_threads = 0;
+  // GPU-resident: recursive panel factorization down to leaves of this many columns, each leaf by
+  // cusolverDnXgetrf, trsm + GEMM between the halves (0: one cusolverDnXgetrf on the whole panel).
+  std::int64_t panel_leaf = 0;
 };
 
 // Throws std::invalid_argument naming the bad field.

@@ -10,6 +10,30 @@ void validate(const LuOptions& o) {
   if (o.two_level && (o.coarse_factor < 2 || o.coarse_factor % 2 != 0 || o.coarse_factor > 64))
     throw std::invalid_argument("coarse_factor = " + std::to_string(o.coarse_factor) +
                                 " must be even and in 2..64");
+  if (o.cpu_threads < 0 || o.cpu_threads > 1024)
+    throw std::invalid_argument("cpu_threads = " + std::to_string(o.cpu_threads) + " is outside 0..1024");
+  if (o.panel_leaf != 0 && (o.panel_leaf < 8 || o.panel_leaf > 512))
+    throw std::invalid_argument("panel_leaf = " + std::to_string(o.panel_leaf) + " must be 0 (no recursion) or in 8..512");
+}
+
+std::vector<PanelLeaf> panel_leaves(std::int64_t j0, std::int64_t j1, std::int64_t leaf) {
+  std::vector<PanelLeaf> out;
+  if (j1 <= j0) return out;
+  if (leaf <= 0 || j1 - j0 <= leaf) {
+    out.push_back({j0, j1});
+    return out;
+  }
+  const std::int64_t first = panel_split(j1 - j0, leaf);
+  auto left = panel_leaves(j0, j0 + first, leaf), right = panel_leaves(j0 + first, j1, leaf);
+  out.insert(out.end(), left.begin(), left.end());
+  out.insert(out.end(), right.begin(), right.end());
+  return out;
+}
+
+std::int64_t panel_split(std::int64_t width, std::int64_t leaf) {
+  // Half the width rounded down to whole leaves, at least one leaf: leaves stay full width except
+  // the last, and the left half (the one whose GEMM updates the right) is never the narrow one.
+  return std::max(leaf, (width / 2) / leaf * leaf);
 }
 
 std::string describe(const LuOptions& o) {
@@ -19,6 +43,8 @@ std::string describe(const LuOptions& o) {
   s += o.lookahead ? " lookahead" : " no_lookahead";
   s += o.two_level ? " two_level(" + std::to_string(o.coarse_factor) + ")" : " one_level";
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
+  if (o.cpu_threads > 0) s += " cpu_threads=" + std::to_string(o.cpu_threads);
+  if (o.panel_leaf > 0) s += " panel_leaf=" + std::to_string(o.panel_leaf);
   return s;
 }
 

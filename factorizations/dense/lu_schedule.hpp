@@ -34,4 +34,14 @@ struct LuStep {
 // Steps for an m × n matrix; the panels cover columns [0, min(m, n)).
 std::vector<LuStep> lu_schedule(std::int64_t m, std::int64_t n, const LuOptions& o);
 
+// The GPU-resident recursive panel (LuOptions::panel_leaf): the panel's columns [j0, j1) split
+// into a left part of panel_split(width, leaf) columns and the rest, recursively, until a part has
+// at most `leaf` columns. panel_leaves lists the leaves left to right (the order they are
+// factored); leaf <= 0 gives the whole panel as one leaf.
+struct PanelLeaf {
+  std::int64_t c0 = 0, c1 = 0;
+};
+std::vector<PanelLeaf> panel_leaves(std::int64_t j0, std::int64_t j1, std::int64_t leaf);
+std::int64_t panel_split(std::int64_t width, std::int64_t leaf);  // width > leaf > 0
+
 }  // namespace gpufact::dense

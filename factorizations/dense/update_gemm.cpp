@@ -4,32 +4,22 @@
 #include "core/linalg/device_blas.hpp"
 #include "kernels/gemm/sgemm_simt_table.hpp"
 
-#include <map>
 #include <stdexcept>
 #include <type_traits>
 
 namespace gpufact::dense {
 namespace {
 
-// One cuBLAS handle per stream and host thread: a handle's workspace must not be shared by two
-// streams running at once (the look-ahead's two streams), and handles are not thread-safe.
-cublasHandle_t cublas_for(cudaStream_t stream) {
-  thread_local std::map<cudaStream_t, CublasHandle> handles;
-  auto it = handles.find(stream);
-  if (it == handles.end()) it = handles.emplace(stream, CublasHandle()).first;
-  it->second.set_stream(stream);  // a destroyed stream's address may come back as a new stream
-  return it->second.get();
-}
-
 template <class T>
-void cublas_gemm(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
+void cublas_gemm(cublasHandle_t blas, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
                  const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc, cudaStream_t stream) {
   if (m == 0 || n == 0) return;
-  dev::gemm<T>(cublas_for(stream), ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  (void)stream;  // the handle is bound to it
+  dev::gemm<T>(blas, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // gpufact's modern SIMT SGEMM (FP32 only), tile shape from the tuning table.
-void simt_sgemm(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+void simt_sgemm(cublasHandle_t, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
                 cudaStream_t stream) {
   if (m == 0 || n == 0) return;

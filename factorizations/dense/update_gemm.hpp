@@ -5,6 +5,7 @@
 
 #include "core/linalg/blas_types.hpp"
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -13,9 +14,11 @@
 
 namespace gpufact::dense {
 
-// Column-major C = alpha · op(A) · op(B) + beta · C on `stream` (cuBLAS argument order).
+// Column-major C = alpha · op(A) · op(B) + beta · C on `stream` (cuBLAS argument order). `blas`
+// is a handle the caller owns and has bound to `stream` (one per stream: a handle's workspace must
+// not serve two streams running at once); implementations without cuBLAS ignore it.
 template <class T>
-using UpdateGemmFn = void (*)(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+using UpdateGemmFn = void (*)(cublasHandle_t blas, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
                               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc,
                               cudaStream_t stream);
 

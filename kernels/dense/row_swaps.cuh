@@ -25,7 +25,9 @@ void launch_apply_row_swaps(double* a, std::int64_t ld, bool row_major, std::int
                             cudaStream_t stream);
 
 // The same with the interchanges in device memory as cuSOLVER getrf leaves them: row first_row + k
-// goes with row first_row + ipiv[k] - 1 (1-based, relative to first_row). Any count.
+// goes with row first_row + ipiv[k] - 1 (1-based, relative to first_row). Any count. Column-major
+// with count <= 512 replays the swaps as one permutation of the touched rows per block and moves
+// each column's rows with the whole block (coalesced); otherwise a thread per column.
 void launch_apply_row_swaps_device(float* a, std::int64_t ld, bool row_major, std::int64_t cols,
                                    std::int64_t skip_begin, std::int64_t skip_end, std::int64_t first_row,
                                    const std::int64_t* ipiv, std::int64_t count, cudaStream_t stream);
