@@ -13,8 +13,9 @@ kernels::CaqrTreeLevelArgs level_args(const CaqrTreeLevel& l, int fan_in) {
 }
 
 std::string shape_problem(const CaqrOptions& o, std::size_t elem) {
-  return elem == sizeof(float) ? kernels::caqr_shape_problem<float>(o.shape.rows, o.shape.cols, o.reduction)
-                               : kernels::caqr_shape_problem<double>(o.shape.rows, o.shape.cols, o.reduction);
+  const int fan_in = tree_fan_in(o.shape);
+  return elem == sizeof(float) ? kernels::caqr_shape_problem<float>(o.shape.rows, o.shape.cols, o.reduction, fan_in)
+                               : kernels::caqr_shape_problem<double>(o.shape.rows, o.shape.cols, o.reduction, fan_in);
 }
 
 }  // namespace

@@ -39,7 +39,9 @@ constexpr double kResidualTolerance = 10.0;  // ‖·‖₂ ≤ 10·√n·ε (is
 constexpr double kStepTolerance = 2000.0;    // kernel vs host step, in units of ε (see test_gpu_caqr)
 constexpr double kTargetPercent = 50.0;      // apply_qt_h target: ≥ 50% of the FP32 FMA peak
 
-const char* kAllShapes = "64x16,128x8,32x32,128x16,256x16,256x32,256x64,256x128";
+const char* kAllShapes = "64x16,128x8,32x32,128x16,256x16,256x32,256x64,256x128,1024x16";
+// fig7 also takes block shapes with a wider tree ("256x64f8": 8 R's per node, caqr_schedule.hpp).
+const char* kTreeShapes = "256x32f16,256x64f8,256x128f3,1024x16f32";
 
 template <class T>
 void poison(DeviceBuffer<T>& d, cudaStream_t s) {
@@ -225,7 +227,7 @@ void run_fig7_typed(Case& c) {
   o.shape = shape;
   o.reduction = qt_reduction_from(c.text("reduction"));
   o.check_finite = false;  // checked once below, outside the timed calls
-  if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, o.reduction); !why.empty()) c.skip(why);
+  if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, o.reduction, tree_fan_in(shape)); !why.empty()) c.skip(why);
   const std::size_t count = static_cast<std::size_t>(m * n);
   c.require_device_memory(3 * count * sizeof(T) + CaqrPlan<T>::workspace_bytes(m, n, o) + (64u << 20));
   cudaStream_t s = c.stream();
@@ -353,13 +355,13 @@ void validate_shape(const AxisPoint& p) {
                      kernels::caqr_compiled_shapes() + ")");
   }
   const std::string compiled = "," + kernels::caqr_compiled_shapes() + ",";
-  if (compiled.find("," + p.text("shape") + ",") == std::string::npos)
+  if (compiled.find("," + parse_block_shape(p.text("shape")).kernel_label() + ",") == std::string::npos)
     throw UsageError("axis 'shape': " + p.text("shape") + " is not compiled (" + kernels::caqr_compiled_shapes() + ")");
 }
 
-std::vector<std::string> shape_choices() {
+std::vector<std::string> shape_choices(bool with_trees = false) {
   std::vector<std::string> out;
-  std::string all = kAllShapes;
+  std::string all = std::string(kAllShapes) + (with_trees ? std::string(",") + kTreeShapes : std::string());
   for (std::size_t start = 0; start < all.size();) {
     const auto comma = all.find(',', start);
     out.push_back(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
@@ -409,8 +411,8 @@ void register_caqr(Registry& registry) {
     e.title = "apply_qt_h vs apply_qt_tree rate per block shape inside CAQR (R + explicit Q), tree share of the time";
     e.axes = {precision_axis(),
               {.name = "shape", .kind = AxisKind::text, .help = "block_rows x block_cols",
-               .defaults = "64x16,128x8,32x32,128x16,256x16,256x32", .quick = "64x16,128x8,256x32", .full = kAllShapes,
-               .choices = shape_choices()},
+               .defaults = "64x16,128x8,32x32,128x16,256x16,256x32,256x64f8", .quick = "64x16,128x8,256x32,256x64f8",
+               .full = std::string(kAllShapes) + "," + kTreeShapes, .choices = shape_choices(true)},
               reduction_axis("register_serial", ""),
               {.name = "m", .kind = AxisKind::size, .help = "rows", .defaults = "110592", .quick = "16384",
                .full = "8192,110592", .min = 1, .max = std::int64_t{1} << 26},
