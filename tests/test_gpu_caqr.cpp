@@ -10,6 +10,7 @@
 #include "factorizations/caqr/caqr.hpp"
 #include "factorizations/caqr/caqr_accuracy.hpp"
 #include "factorizations/caqr/caqr_host.hpp"
+#include "factorizations/caqr/caqr_tuning.hpp"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -236,6 +237,42 @@ TYPED_TEST(GpuCaqr, FullFactorizationMatchesHostAndResiduals) {
         }
       }
     }
+}
+
+// The shapes the method table runs (caqr_default_tuning: whole-width blocks, shallow trees whose
+// fan-in fits the actual panel width) at tall-skinny sizes with short last blocks and nodes.
+TYPED_TEST(GpuCaqr, DefaultTallSkinnyShapesMatchHostAndResiduals) {
+  using T = TypeParam;
+  struct Size { std::int64_t m, n; };
+  const Size sizes[] = {{20000, 100}, {300001, 10}, {9000, 64}, {5000, 16}, {70001, 33}, {262144, 1}};
+  for (const auto sz : sizes) {
+    const auto tuning = caqr_default_tuning(sz.m, sz.n, sizeof(T) == 4 ? 's' : 'd');
+    SCOPED_TRACE(tuning.shape.label() + " " + std::to_string(sz.m) + "×" + std::to_string(sz.n));
+    CaqrOptions o;
+    o.shape = tuning.shape;
+    o.reduction = qt_reduction_from(tuning.reduction);
+    o.use_graph = true;
+    CaqrPlan<T> plan(sz.m, sz.n, o);
+    const auto a = this->random(sz.m, sz.n, 41);
+    auto da = this->upload(a);
+    auto dq = this->poisoned(static_cast<std::size_t>(sz.m * sz.n));
+    auto dr = this->poisoned(static_cast<std::size_t>(sz.n * sz.n));
+    caqr_factor(plan, da.data(), sz.m, this->stream_);
+    caqr_form_q(plan, da.data(), sz.m, dq.data(), sz.m, this->stream_);
+    caqr_copy_r(plan, da.data(), sz.m, dr.data(), sz.n, this->stream_);
+    const auto q = this->download(dq, sz.m, sz.n), rr = this->download(dr, sz.n, sz.n);
+    const auto acc = qr_accuracy<T>(a.view(), q.view(), rr.view());
+    EXPECT_LE(acc.factorization, 10.0) << "‖A−QR‖₂/(‖A‖₂√nε)";
+    EXPECT_LE(acc.orthogonality, 10.0) << "‖I−QᵀQ‖₂/(√nε)";
+    auto f = a;
+    const auto s = make_caqr_schedule(sz.m, sz.n, o.shape);
+    const auto tau = caqr_host_factor<T>(f.view(), s);
+    HostMatrix<T> hq(sz.m, sz.n);
+    caqr_host_form_q<T>(f.view(), s, tau.data(), hq.view());
+    EXPECT_LE(this->difference(rr, caqr_extract_r<T>(f.view()), std::sqrt(static_cast<double>(sz.m))), kStepTolerance)
+        << "R";
+    EXPECT_LE(this->difference(q, hq, 1.0), kStepTolerance) << "Q";
+  }
 }
 
 TYPED_TEST(GpuCaqr, RankDeficientGivesAValidQrAndBadInputFailsClearly) {

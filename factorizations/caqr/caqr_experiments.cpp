@@ -227,7 +227,8 @@ void run_fig7_typed(Case& c) {
   o.shape = shape;
   o.reduction = qt_reduction_from(c.text("reduction"));
   o.check_finite = false;  // checked once below, outside the timed calls
-  if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, o.reduction, tree_fan_in(shape)); !why.empty()) c.skip(why);
+  if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, o.reduction, tree_fan_in(shape),
+                                                         static_cast<int>(std::min<std::int64_t>(n, shape.cols))); !why.empty()) c.skip(why);
   const std::size_t count = static_cast<std::size_t>(m * n);
   c.require_device_memory(3 * count * sizeof(T) + CaqrPlan<T>::workspace_bytes(m, n, o) + (64u << 20));
   cudaStream_t s = c.stream();

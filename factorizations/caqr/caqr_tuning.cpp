@@ -13,8 +13,8 @@
 
 namespace gpufact::factorizations {
 
-int caqr_max_tree_fan_in(int block_cols, char precision) {
-  const std::int64_t elem = precision == 's' ? 4 : 8, w = block_cols;
+int caqr_max_tree_fan_in(int width, char precision) {
+  const std::int64_t elem = precision == 's' ? 4 : 8, w = width;
   const std::int64_t words = kCaqrSharedMemoryBytes / elem;
   // apply_qt_tree holds the stack's reflectors and a 16-column tile: F·w·(w + 16) + w words;
   // factor_tree the stack alone, F·w·w.
@@ -50,7 +50,7 @@ CaqrTuning caqr_default_tuning(std::int64_t m, std::int64_t n, char precision) {
     t.shape = {64, 16};
   if (n <= t.shape.cols) {  // one panel: a shallow tree whose stacks still fit shared memory
     const std::int64_t blocks = (m + t.shape.rows - 1) / t.shape.rows;
-    t.shape.fan_in = caqr_balanced_fan_in(blocks, caqr_max_tree_fan_in(t.shape.cols, precision));
+    t.shape.fan_in = caqr_balanced_fan_in(blocks, caqr_max_tree_fan_in(static_cast<int>(n), precision));
   }
   return t;
 }

@@ -21,8 +21,8 @@ struct CaqrTuning {
 // checks the real device's limit (caqr_shape_problem).
 constexpr std::int64_t kCaqrSharedMemoryBytes = 232448;
 
-// The widest tree whose node kernels fit kCaqrSharedMemoryBytes for panels of block_cols columns.
-int caqr_max_tree_fan_in(int block_cols, char precision);
+// The widest tree whose node kernels fit kCaqrSharedMemoryBytes for panels `width` columns wide.
+int caqr_max_tree_fan_in(int width, char precision);
 // The smallest fan-in ≤ max_fan_in that reduces `blocks` R's in as few levels as max_fan_in
 // does (more, smaller nodes per level: more thread blocks at work); 2 for a single block.
 int caqr_balanced_fan_in(std::int64_t blocks, int max_fan_in);

@@ -572,7 +572,7 @@ std::string caqr_compiled_shapes() {
 }
 
 template <class T>
-std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, int fan_in) {
+std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, int fan_in, int width) {
   std::size_t h_bytes = 0;
 #define GPUFACT_MATCH(R, C) \
   if (block_rows == R && block_cols == C) h_bytes = apply_h_smem_bytes<T, R, C>(r);
@@ -581,13 +581,17 @@ std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, in
   const std::string shape = std::to_string(block_rows) + "x" + std::to_string(block_cols);
   if (h_bytes == 0) return "block shape " + shape + " is not compiled (compiled: " + caqr_compiled_shapes() + ")";
   const auto limit = static_cast<std::size_t>(device_smem_optin());
-  const std::size_t stack = tree_stack_rows(block_rows, block_cols, fan_in);
-  const std::size_t factor = factor_smem_bytes(block_rows, block_cols, sizeof(T));
-  const std::size_t tree = stack * block_cols * sizeof(T);
-  const std::size_t tree_apply = (stack * (block_cols + kTreeTileCols) + block_cols) * sizeof(T);
+  // The widest panel decides the factor and tree kernels' shared memory.
+  const int w = width > 0 && width < block_cols ? width : block_cols;
+  const std::size_t f = tree_stack_rows(block_rows, block_cols, fan_in) / static_cast<std::size_t>(block_cols);
+  const std::size_t stack = f * static_cast<std::size_t>(w);
+  const std::size_t factor = factor_smem_bytes(block_rows, w, sizeof(T));
+  const std::size_t tree = stack * w * sizeof(T);
+  const std::size_t tree_apply = (stack * (w + kTreeTileCols) + w) * sizeof(T);
   const std::size_t need = std::max({factor, tree, tree_apply, h_bytes});
   if (need > limit)
-    return "block shape " + shape + " (tree fan-in " + std::to_string(stack / block_cols) + ") needs " +
+    return "block shape " + shape + " (tree fan-in " + std::to_string(f) + ", panels " + std::to_string(w) +
+           " wide) needs " +
            std::to_string(need) + " bytes of shared memory per block in " +
            (sizeof(T) == 4 ? "FP32" : "FP64") + "; the device allows " + std::to_string(limit);
   return {};
@@ -709,7 +713,7 @@ void launch_count_nonfinite(const T* a, std::int64_t lda, std::int64_t m, std::i
 }
 
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
-  template std::string caqr_shape_problem<T>(int, int, QtReduction, int);                                          \
+  template std::string caqr_shape_problem<T>(int, int, QtReduction, int, int);                                     \
   template void caqr_prepare_kernels<T>(int, int);                                                                 \
   template void launch_caqr_factor<T>(T*, std::int64_t, std::int64_t, int, int, T*, int, cudaStream_t);            \
   template void launch_caqr_factor_tree<T>(T*, std::int64_t, int, CaqrTreeLevelArgs, T*, int, cudaStream_t);       \

@@ -32,10 +32,10 @@ struct CaqrTreeLevelArgs {
 };
 
 // Empty when the kernels can run `block_rows`×`block_cols` blocks in precision T with reduction
-// `r` and a tree of this fan-in (0: block_rows / block_cols, at least 2) on the current device
-// (compiled shape, shared memory), else why not.
+// `r` and a tree of this fan-in (0: block_rows / block_cols, at least 2) for panels at most
+// `width` wide (0: block_cols) on the current device (compiled shape, shared memory), else why not.
 template <class T>
-std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, int fan_in = 0);
+std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, int fan_in = 0, int width = 0);
 // Sets the kernels' shared-memory limits for this shape once, so that no attribute call happens
 // later inside a stream capture (the plan calls it when it is made).
 template <class T>
