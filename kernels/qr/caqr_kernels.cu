@@ -102,6 +102,38 @@ __device__ __forceinline__ int pattern_row(const RowPattern& p, int j, int e) {
   return (1 + e / (j + 1)) * p.w + e % (j + 1);
 }
 
+// Walks pattern rows e, e + kWarp, e + 2·kWarp, … without a division per row: row = base + l,
+// l < j + 1 within a child; a step of kWarp adds kWarp / (j+1) children and kWarp mod (j+1) rows.
+struct PatternWalk {
+  int base = 0, l = 0, jp1 = 0, child_step = 0, row_step = 0, w = 0;
+  __device__ __forceinline__ int row() const { return base + l; }
+  __device__ __forceinline__ void next() {
+    l += row_step;
+    base += child_step;
+    if (l >= jp1) {
+      l -= jp1;
+      base += w;
+    }
+  }
+};
+__device__ __forceinline__ PatternWalk pattern_walk(const RowPattern& p, int j, int e) {
+  PatternWalk pw;
+  if (p.w == 0) {  // dense: rows j + 1 + e, never wrapping
+    pw.base = j + 1;
+    pw.l = e;
+    pw.jp1 = 0x7fffffff;
+    pw.row_step = kWarp;
+    return pw;
+  }
+  pw.jp1 = j + 1;
+  pw.w = p.w;
+  pw.base = (1 + e / pw.jp1) * p.w;
+  pw.l = e % pw.jp1;
+  pw.child_step = (kWarp / pw.jp1) * p.w;
+  pw.row_step = kWarp % pw.jp1;
+  return pw;
+}
+
 // Householder QR (LAPACK geqr2) of the matrix s (ld; rows and sparsity from `pat`, `cols`
 // columns) in shared memory by the whole thread block, with ONE barrier per column: every warp
 // computes the reflector's norm itself (the same lanes add the same entries, so all warps agree
@@ -115,10 +147,14 @@ __device__ void block_geqr2(T* s, int ld, RowPattern pat, int cols, T* tau_out) 
   for (int j = 0; j < k; ++j) {
     T* vj = s + j * ld;
     const int count = pattern_count(pat, j);
+    const PatternWalk first = pattern_walk(pat, j, lane);
     T ss = T(0);
-    for (int e = lane; e < count; e += kWarp) {
-      const T x = vj[pattern_row(pat, j, e)];
-      ss += x * x;
+    {
+      PatternWalk pw = first;
+      for (int e = lane; e < count; e += kWarp, pw.next()) {
+        const T x = vj[pw.row()];
+        ss += x * x;
+      }
     }
     ss = warp_sum(ss);
     const T alpha = vj[j];
@@ -133,17 +169,13 @@ __device__ void block_geqr2(T* s, int ld, RowPattern pat, int cols, T* tau_out) 
         T* col = s + c * ld;
         const T cj = col[j];  // read by every lane before the shuffle, written by lane 0 after it
         T dot = T(0);
-        for (int e = lane; e < count; e += kWarp) {
-          const int i = pattern_row(pat, j, e);
-          dot += vj[i] * col[i];
-        }
+        PatternWalk pw = first;
+        for (int e = lane; e < count; e += kWarp, pw.next()) dot += vj[pw.row()] * col[pw.row()];
         const T td = tau * (cj + scal * warp_sum(dot));
         if (lane == 0) col[j] = cj - td;
         const T f = td * scal;
-        for (int e = lane; e < count; e += kWarp) {
-          const int i = pattern_row(pat, j, e);
-          col[i] -= f * vj[i];
-        }
+        pw = first;
+        for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= f * vj[pw.row()];
       }
     }
     if (threadIdx.x == 0) tau_out[j] = tau;
@@ -418,18 +450,15 @@ __global__ void __launch_bounds__(kTreeApplyThreads)
       if (tj == T(0)) continue;
       const T* v = vs + j * K;
       const int count = pattern_count(pat, j);
+      const PatternWalk first = pattern_walk(pat, j, lane);
       const T cj = col[j];  // v(j) = 1: row j of R_0's rows; read by every lane before the shuffle
       T dot = T(0);
-      for (int e = lane; e < count; e += kWarp) {
-        const int i = pattern_row(pat, j, e);
-        dot += v[i] * col[i];
-      }
+      PatternWalk pw = first;
+      for (int e = lane; e < count; e += kWarp, pw.next()) dot += v[pw.row()] * col[pw.row()];
       const T td = tj * (cj + warp_sum(dot));
       if (lane == 0) col[j] = cj - td;
-      for (int e = lane; e < count; e += kWarp) {
-        const int i = pattern_row(pat, j, e);
-        col[i] -= td * v[i];
-      }
+      pw = first;
+      for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= td * v[pw.row()];
       __syncwarp();
     }
   }
