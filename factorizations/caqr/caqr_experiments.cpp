@@ -197,6 +197,24 @@ void summarize_kernels(Summary& s) {
 
 // ---- anderson10.fig7 ---------------------------------------------------------------------------
 
+// Flops of a tree node's w reflectors applied to `cols` columns, counting only the rows the kernels
+// touch (RowPattern in caqr_kernels.cu): reflector j is 1 at R_0's row j and nonzero in rows
+// 0 … min(j, k_c − 1) of children c ≥ 1; a dot and an axpy per touched row and column.
+double tree_apply_flops(std::int64_t kids, std::int64_t w, std::int64_t k_last, std::int64_t cols) {
+  double rows = 0;
+  for (std::int64_t j = 0; j < w; ++j)
+    rows += 1.0 + static_cast<double>((kids - 2) * (j + 1) + std::min(j + 1, k_last));
+  return 4.0 * static_cast<double>(cols) * rows;
+}
+// The node's own QR: reflector j updates the w − j − 1 columns right of it.
+double tree_factor_flops(std::int64_t kids, std::int64_t w, std::int64_t k_last) {
+  double f = 0;
+  for (std::int64_t j = 0; j < w; ++j)
+    f += 4.0 * static_cast<double>(w - j - 1) *
+         (1.0 + static_cast<double>((kids - 2) * (j + 1) + std::min(j + 1, k_last)));
+  return f;
+}
+
 // Flops of each phase of one factorization + explicit Q, counted as the kernels compute them.
 std::map<std::string, double> phase_flops(const CaqrSchedule& s) {
   std::map<std::string, double> f;
@@ -211,9 +229,9 @@ std::map<std::string, double> phase_flops(const CaqrSchedule& s) {
       for (std::int64_t node = 0; node < l.nodes; ++node) {
         const std::int64_t kids = std::min<std::int64_t>(s.fan_in, l.children - node * s.fan_in);
         if (kids < 2) continue;
-        const std::int64_t K = (kids - 1) * p.width + (node + 1 == l.nodes ? l.last_child_rows : p.width);
-        f["factor_tree"] += householder_apply_flops(K, p.width, p.width) / 2;
-        f["apply_qt_tree"] += householder_apply_flops(K, p.width, trailing + q_cols);
+        const std::int64_t k_last = node + 1 == l.nodes ? l.last_child_rows : p.width;
+        f["factor_tree"] += tree_factor_flops(kids, p.width, k_last);
+        f["apply_qt_tree"] += tree_apply_flops(kids, p.width, k_last, trailing + q_cols);
       }
   }
   return f;

@@ -151,6 +151,7 @@ __device__ void block_geqr2(T* s, int ld, RowPattern pat, int cols, T* tau_out) 
     T ss = T(0);
     {
       PatternWalk pw = first;
+#pragma unroll 4
       for (int e = lane; e < count; e += kWarp, pw.next()) {
         const T x = vj[pw.row()];
         ss += x * x;
@@ -170,11 +171,13 @@ __device__ void block_geqr2(T* s, int ld, RowPattern pat, int cols, T* tau_out) 
         const T cj = col[j];  // read by every lane before the shuffle, written by lane 0 after it
         T dot = T(0);
         PatternWalk pw = first;
+#pragma unroll 4
         for (int e = lane; e < count; e += kWarp, pw.next()) dot += vj[pw.row()] * col[pw.row()];
         const T td = tau * (cj + scal * warp_sum(dot));
         if (lane == 0) col[j] = cj - td;
         const T f = td * scal;
         pw = first;
+#pragma unroll 4
         for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= f * vj[pw.row()];
       }
     }
@@ -454,10 +457,12 @@ __global__ void __launch_bounds__(kTreeApplyThreads)
       const T cj = col[j];  // v(j) = 1: row j of R_0's rows; read by every lane before the shuffle
       T dot = T(0);
       PatternWalk pw = first;
+#pragma unroll 4
       for (int e = lane; e < count; e += kWarp, pw.next()) dot += v[pw.row()] * col[pw.row()];
       const T td = tj * (cj + warp_sum(dot));
       if (lane == 0) col[j] = cj - td;
       pw = first;
+#pragma unroll 4
       for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= td * v[pw.row()];
       __syncwarp();
     }
