@@ -320,11 +320,19 @@ struct RegisterLayout {
   static constexpr int threads = (BR * BC / 8 < 64) ? 64 : (BR * BC / 8 > 512 ? 512 : BR * BC / 8);
   static constexpr int per_col = threads / BC;   // threads sharing a column (Fig. 6)
   static constexpr int per_thread = BR / per_col;  // rows each thread holds
+  // Narrow tiles (BC < 32) hold 32/BC row groups per warp: those are summed with shuffles, so
+  // one partial per warp and column goes through shared memory; else one per row group.
+  static constexpr bool warp_reduce = BC < 32;
+  static constexpr int partials = warp_reduce ? threads / 32 : per_col;
   static_assert(threads % BC == 0 && per_col >= 1 && BR % per_col == 0, "register layout needs BR·BC ≥ 8·BC");
+  static_assert(!warp_reduce || 32 % BC == 0, "narrow tiles must divide a warp");
 };
 
 // 2) and 4) register-file serial reduction (Fig. 6): thread t owns column t mod BC, rows
-// t / BC + q·per_col; serial partial sums, one shared-memory exchange per reflector. TILED reads
+// t / BC + q·per_col; serial partial sums in registers, shuffles across the row groups a warp
+// holds, and one shared-memory exchange per reflector: every thread adds its column's partials
+// itself, so ONE barrier per reflector suffices (the partials are double-buffered: a reflector's
+// buffer is rewritten two reflectors later, after a barrier every reader has passed). TILED reads
 // C in the row-major tile layout (approach 4), so consecutive threads touch consecutive words.
 template <class T, int BR, int BC, bool TILED>
 __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
@@ -333,8 +341,7 @@ __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
   using L = RegisterLayout<BR, BC>;
   T* vs = reinterpret_cast<T*>(caqr_smem);
   T* ts = vs + BR * BC;
-  T* part = ts + BC;
-  T* dots = part + L::per_col * BC;
+  T* part = ts + BC;  // [2][L::partials][BC]
   const HBlock b = h_block(rows, width, BR);
   load_block_reflectors(panel + b.r0, lda, b.nr, b.k, BR, BC, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, vs, ts);
   const int t = threadIdx.x, col = t % BC, rg = t / BC;
@@ -357,15 +364,19 @@ __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
     T partial = T(0);
 #pragma unroll
     for (int q = 0; q < L::per_thread; ++q) partial += v[rg + q * L::per_col] * reg[q];
-    part[rg * BC + col] = partial;
-    __syncthreads();
-    if (t < BC) {
-      T d = T(0);
-      for (int g = 0; g < L::per_col; ++g) d += part[g * BC + t];
-      dots[t] = ts[j] * d;
+    T* buf = part + (step & 1) * (L::partials * BC);
+    if constexpr (L::warp_reduce) {
+#pragma unroll
+      for (int off = BC; off < kWarp; off <<= 1) partial += __shfl_xor_sync(0xffffffffu, partial, off);
+      if (t % kWarp < BC) buf[(t / kWarp) * BC + col] = partial;
+    } else {
+      buf[rg * BC + col] = partial;
     }
     __syncthreads();
-    const T td = dots[col];
+    T d = T(0);
+#pragma unroll
+    for (int g = 0; g < L::partials; ++g) d += buf[g * BC + col];
+    const T td = ts[j] * d;
 #pragma unroll
     for (int q = 0; q < L::per_thread; ++q) reg[q] -= td * v[rg + q * L::per_col];
   }
@@ -536,7 +547,7 @@ std::size_t apply_h_smem_bytes(QtReduction r) {
   switch (r) {
     case QtReduction::smem_parallel: return (v + BC + BR) * sizeof(T);
     case QtReduction::smem_combined: return (3 * v + BC) * sizeof(T);
-    default: return (v + BC + static_cast<std::size_t>(RegisterLayout<BR, BC>::per_col) * BC + BC) * sizeof(T);
+    default: return (v + BC + 2 * static_cast<std::size_t>(RegisterLayout<BR, BC>::partials) * BC) * sizeof(T);
   }
 }
 
