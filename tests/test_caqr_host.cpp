@@ -268,8 +268,9 @@ TEST(CaqrTuning, NearestEntryOfTheSamePrecision) {
 }
 
 TEST(CaqrTuning, DefaultIsAWholeWidthPanelWithAShallowTreeWhileItFits) {
-  // 1M×10: 977 blocks of 1024 rows; fan-in ≤ 113 reaches them in 2 levels, so 32 suffices.
-  EXPECT_EQ(caqr_max_tree_fan_in(16, 's'), 113);
+  // 1M×10: 977 blocks of 1024 rows; fan-in ≤ 138 reaches them in 2 levels, so 32 suffices.
+  EXPECT_EQ(caqr_max_tree_fan_in(10, 's'), 138);
+  EXPECT_EQ(caqr_max_tree_fan_in(16, 's'), 75);
   EXPECT_EQ(caqr_default_tuning(1000000, 10, 's').shape.label(), "1024x16f32");
   // 110592×100: 432 blocks; a 100-wide stack fits 5 R's (4 levels instead of 9).
   EXPECT_EQ(caqr_max_tree_fan_in(128, 's'), 3);
@@ -277,8 +278,8 @@ TEST(CaqrTuning, DefaultIsAWholeWidthPanelWithAShallowTreeWhileItFits) {
   EXPECT_EQ(caqr_default_tuning(110592, 100, 's').shape.label(), "256x128f5");
   EXPECT_EQ(caqr_default_tuning(110592, 100, 'd').shape.label(), "64x16");
   EXPECT_EQ(caqr_default_tuning(8192, 512, 's').shape.label(), "64x16");
-  EXPECT_EQ(caqr_default_tuning(8192, 64, 's').shape.label(), "256x64f6");  // 32 blocks, ≤ 11: 2 levels
-  EXPECT_EQ(caqr_default_tuning(8192, 16, 's').shape.label(), "256x32f32");  // 32 blocks, ≤ 37: one level
+  EXPECT_EQ(caqr_default_tuning(8192, 64, 's').shape.label(), "256x64f6");  // 32 blocks, ≤ 10: 2 levels
+  EXPECT_EQ(caqr_default_tuning(8192, 16, 's').shape.label(), "256x32f32");  // 32 blocks, ≤ 75: one level
 }
 
 TEST(CaqrTuning, BalancedFanInKeepsTheDepthWithSmallerNodes) {

@@ -16,9 +16,9 @@ namespace gpufact::factorizations {
 int caqr_max_tree_fan_in(int width, char precision) {
   const std::int64_t elem = precision == 's' ? 4 : 8, w = width;
   const std::int64_t words = kCaqrSharedMemoryBytes / elem;
-  // apply_qt_tree holds the stack's reflectors and a 16-column tile: F·w·(w + 16) + w words;
-  // factor_tree the stack alone, F·w·w.
-  const std::int64_t f = (words - w) / (w * (w + 16));
+  // apply_qt_tree holds the reflectors below R_0 and a 32-column tile of the F·w-row stack,
+  // (F − 1)·w² + 32·F·w + w words; factor_tree the stack, F·w².
+  const std::int64_t f = std::min((words + w * w - w) / (w * (w + 32)), words / (w * w));
   return static_cast<int>(std::clamp<std::int64_t>(f, 2, 1024));
 }
 

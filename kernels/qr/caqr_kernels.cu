@@ -15,7 +15,7 @@ constexpr int kWarp = 32;
 constexpr int kFactorThreads = 1024;
 constexpr int kTreeThreads = 1024;
 // apply_qt_tree: one trailing column per warp, the columns of a tile applied concurrently.
-constexpr int kTreeApplyThreads = 512;
+constexpr int kTreeApplyThreads = 1024;
 constexpr int kTreeTileCols = kTreeApplyThreads / 32;
 
 extern __shared__ __align__(16) unsigned char caqr_smem[];
@@ -429,22 +429,23 @@ __global__ void __launch_bounds__(CombinedLayout<BR, BC>::threads)
   }
 }
 
-// apply_qt_tree: gathers the node's reflectors (explicit zeros outside the stack pattern) and
-// the rows of a kTreeTileCols-column tile, applies them (a warp per column, no block barrier
-// between reflectors; only the rows in the reflector's pattern, RowPattern), scatters the rows back.
+// apply_qt_tree: gathers the node's reflectors below R_0 (the R_0 part of each is e_j: nothing to
+// store; explicit zeros outside the stack pattern) and the rows of a kTreeTileCols-column tile,
+// applies them (a warp per column, no block barrier between reflectors; only the rows in the
+// reflector's pattern, RowPattern), scatters the rows back.
 template <class T>
 __global__ void __launch_bounds__(kTreeApplyThreads)
     apply_tree_kernel(const T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, const T* tau, int tau_ld,
                       T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
   const NodeStack st = node_stack(level, blockIdx.x, width);
   if (st.count < 2) return;
-  const int K = st.rows, w = width;
-  T* vs = reinterpret_cast<T*>(caqr_smem);
-  T* tile = vs + static_cast<std::int64_t>(K) * w;
+  const int K = st.rows, w = width, KV = K - w;
+  T* vs = reinterpret_cast<T*>(caqr_smem);  // KV × w: stack rows w … K−1
+  T* tile = vs + static_cast<std::int64_t>(KV) * w;
   T* ts = tile + static_cast<std::int64_t>(K) * kTreeTileCols;
-  for (int idx = threadIdx.x; idx < K * w; idx += blockDim.x) {
-    const int r = idx % K, j = idx / K;
-    vs[idx] = r < w ? (r == j ? T(1) : T(0)) : (r % w <= j ? panel[stack_row(level, st, r, w) + j * lda] : T(0));
+  for (int idx = threadIdx.x; idx < KV * w; idx += blockDim.x) {
+    const int r = w + idx % KV, j = idx / KV;
+    vs[idx] = r % w <= j ? panel[stack_row(level, st, r, w) + j * lda] : T(0);
   }
   const T* tn = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
   for (int j = threadIdx.x; j < w; j += blockDim.x) ts[j] = tn[j];
@@ -462,19 +463,19 @@ __global__ void __launch_bounds__(kTreeApplyThreads)
       const int j = transpose ? step : w - 1 - step;
       const T tj = ts[j];
       if (tj == T(0)) continue;
-      const T* v = vs + j * K;
+      const T* v = vs + j * KV;  // v[i − w] for pattern rows i ≥ w
       const int count = pattern_count(pat, j);
       const PatternWalk first = pattern_walk(pat, j, lane);
       const T cj = col[j];  // v(j) = 1: row j of R_0's rows; read by every lane before the shuffle
       T dot = T(0);
       PatternWalk pw = first;
 #pragma unroll 4
-      for (int e = lane; e < count; e += kWarp, pw.next()) dot += v[pw.row()] * col[pw.row()];
+      for (int e = lane; e < count; e += kWarp, pw.next()) dot += v[pw.row() - w] * col[pw.row()];
       const T td = tj * (cj + warp_sum(dot));
       if (lane == 0) col[j] = cj - td;
       pw = first;
 #pragma unroll 4
-      for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= td * v[pw.row()];
+      for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= td * v[pw.row() - w];
       __syncwarp();
     }
   }
@@ -588,6 +589,12 @@ void apply_h_shape(const T* panel, std::int64_t lda, std::int64_t rows, int widt
   GPUFACT_CHECK_LAUNCH();
 }
 
+// apply_qt_tree: the reflectors below R_0 ((K − w) × w), the K-row tile, the w taus.
+std::size_t tree_apply_smem_words(std::size_t stack_rows, int width) {
+  const auto w = static_cast<std::size_t>(width);
+  return (stack_rows - w) * w + stack_rows * kTreeTileCols + w;
+}
+
 std::size_t factor_smem_bytes(int block_rows, int width, std::size_t elem) {
   return static_cast<std::size_t>(block_rows) * width * elem;
 }
@@ -632,7 +639,7 @@ std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, in
   const std::size_t stack = f * static_cast<std::size_t>(w);
   const std::size_t factor = factor_smem_bytes(block_rows, w, sizeof(T));
   const std::size_t tree = stack * w * sizeof(T);
-  const std::size_t tree_apply = (stack * (w + kTreeTileCols) + w) * sizeof(T);
+  const std::size_t tree_apply = tree_apply_smem_words(stack, w) * sizeof(T);
   const std::size_t need = std::max({factor, tree, tree_apply, h_bytes});
   if (need > limit)
     return "block shape " + shape + " (tree fan-in " + std::to_string(f) + ", panels " + std::to_string(w) +
@@ -709,7 +716,7 @@ void launch_caqr_apply_qt_tree(const T* panel, std::int64_t lda, int width, Caqr
     throw std::invalid_argument("launch_caqr_apply_qt_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
   require_threads<apply_tree_kernel<T>>(kTreeApplyThreads, "apply_qt_tree");
   const std::size_t stack = static_cast<std::size_t>(level.fan_in) * width;
-  const std::size_t bytes = (stack * (width + kTreeTileCols) + width) * sizeof(T);
+  const std::size_t bytes = tree_apply_smem_words(stack, width) * sizeof(T);
   require_smem(bytes, "apply_qt_tree");
   const dim3 grid(static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in),
                   static_cast<unsigned>((cols + kTreeTileCols - 1) / kTreeTileCols));
