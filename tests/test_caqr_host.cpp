@@ -67,6 +67,30 @@ TEST(CaqrSchedule, RejectsBadShapes) {
   EXPECT_THROW(parse_block_shape("64by16"), std::invalid_argument);
   EXPECT_EQ(parse_block_shape("128x8").rows, 128);
   EXPECT_EQ(parse_block_shape("128x8").cols, 8);
+  EXPECT_EQ(parse_block_shape("128x8").fan_in, 0);
+  EXPECT_EQ(parse_block_shape("256x128f4").fan_in, 4);
+  EXPECT_EQ(parse_block_shape("256x128f4").label(), "256x128f4");
+  EXPECT_EQ(parse_block_shape("256x128f4").kernel_label(), "256x128");
+  EXPECT_THROW(parse_block_shape("256x128f"), std::invalid_argument);
+  EXPECT_THROW(parse_block_shape("256x128f1"), std::invalid_argument);
+  EXPECT_THROW(parse_block_shape("256xf4"), std::invalid_argument);
+  EXPECT_THROW(parse_block_shape("256x128f4x"), std::invalid_argument);
+}
+
+TEST(CaqrSchedule, AnExplicitFanInGivesAShallowTree) {
+  // 110592×100 on 256×128 blocks: 432 R's; the paper's fan-in 2 needs 9 levels, fan-in 8 three.
+  EXPECT_EQ(make_caqr_schedule(110592, 100, {256, 128}).panels[0].levels.size(), 9u);
+  const auto s = make_caqr_schedule(110592, 100, {256, 128, 8});
+  EXPECT_EQ(s.fan_in, 8);
+  const auto& p = s.panels[0];
+  EXPECT_EQ(p.blocks, 432);
+  ASSERT_EQ(p.levels.size(), 3u);
+  EXPECT_EQ(p.levels[0].nodes, 54);
+  EXPECT_EQ(p.levels[1].nodes, 7);
+  EXPECT_EQ(p.levels[1].child_stride, 256 * 8);
+  EXPECT_EQ(p.levels[2].nodes, 1);
+  EXPECT_EQ(p.levels[2].children, 7);
+  EXPECT_EQ(s.tau_count, (432 + 54 + 7 + 1) * 128);
 }
 
 TEST(CaqrFlops, HouseholderApplyCount) {
@@ -144,7 +168,10 @@ TYPED_TEST(CaqrHost, SmallAndOddShapesMatchLapack) {
   const Case cases[] = {{64, 16, {64, 16}},   {1024, 16, {64, 16}}, {1000, 37, {64, 16}}, {197, 16, {64, 16}},
                         {300, 300, {64, 16}}, {129, 1, {64, 16}},   {77, 5, {128, 8}},    {2048, 24, {128, 8}},
                         {500, 64, {32, 32}},  {333, 33, {32, 32}},  {45, 45, {8, 8}},     {1031, 100, {256, 32}},
-                        {700, 70, {16, 4}},   {96, 96, {256, 128}}, {5000, 10, {256, 16}}};
+                        {700, 70, {16, 4}},   {96, 96, {256, 128}}, {5000, 10, {256, 16}},
+                        // wide, shallow trees (explicit fan-in), short last blocks and nodes
+                        {5000, 10, {256, 16, 7}}, {3000, 40, {64, 32, 5}}, {20000, 16, {1024, 16, 3}},
+                        {1031, 100, {128, 128, 2}}, {2600, 24, {128, 32, 9}}};
   std::uint64_t seed = 11;
   for (const auto& c : cases) {
     SCOPED_TRACE(std::to_string(c.m) + "×" + std::to_string(c.n) + " blocks " + c.shape.label());
@@ -240,11 +267,28 @@ TEST(CaqrTuning, NearestEntryOfTheSamePrecision) {
   EXPECT_THROW(caqr_tuning_from_json(R"({"rows": 1})", 10, 10, 's'), std::invalid_argument);
 }
 
-TEST(CaqrTuning, DefaultIsAWholeWidthPanelWhileItFits) {
-  EXPECT_EQ(caqr_default_tuning(1000000, 10, 's').shape.label(), "256x32");
-  EXPECT_EQ(caqr_default_tuning(110592, 100, 's').shape.label(), "256x128");
+TEST(CaqrTuning, DefaultIsAWholeWidthPanelWithAShallowTreeWhileItFits) {
+  // 1M×10: 977 blocks of 1024 rows; fan-in ≤ 138 reaches them in 2 levels, so 32 suffices.
+  EXPECT_EQ(caqr_max_tree_fan_in(10, 's'), 138);
+  EXPECT_EQ(caqr_max_tree_fan_in(16, 's'), 75);
+  EXPECT_EQ(caqr_default_tuning(1000000, 10, 's').shape.label(), "1024x16f32");
+  // 110592×100: 432 blocks; a 100-wide stack fits 5 R's (4 levels instead of 9).
+  EXPECT_EQ(caqr_max_tree_fan_in(128, 's'), 3);
+  EXPECT_EQ(caqr_max_tree_fan_in(100, 's'), 5);
+  EXPECT_EQ(caqr_default_tuning(110592, 100, 's').shape.label(), "256x128f5");
   EXPECT_EQ(caqr_default_tuning(110592, 100, 'd').shape.label(), "64x16");
   EXPECT_EQ(caqr_default_tuning(8192, 512, 's').shape.label(), "64x16");
+  EXPECT_EQ(caqr_default_tuning(8192, 64, 's').shape.label(), "256x64f6");  // 32 blocks, ≤ 10: 2 levels
+  EXPECT_EQ(caqr_default_tuning(8192, 16, 's').shape.label(), "256x32f32");  // 32 blocks, ≤ 75: one level
+}
+
+TEST(CaqrTuning, BalancedFanInKeepsTheDepthWithSmallerNodes) {
+  EXPECT_EQ(caqr_balanced_fan_in(1, 100), 2);
+  EXPECT_EQ(caqr_balanced_fan_in(977, 113), 32);  // 2 levels: 32² = 1024 ≥ 977
+  EXPECT_EQ(caqr_balanced_fan_in(100, 113), 100);  // 1 level needs all 100
+  EXPECT_EQ(caqr_balanced_fan_in(432, 3), 3);
+  EXPECT_EQ(caqr_balanced_fan_in(64, 8), 8);       // 2 levels
+  EXPECT_EQ(caqr_balanced_fan_in(65, 8), 5);       // 3 levels: 5³ = 125 ≥ 65 > 4³
 }
 
 }  // namespace

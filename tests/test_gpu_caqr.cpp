@@ -10,6 +10,7 @@
 #include "factorizations/caqr/caqr.hpp"
 #include "factorizations/caqr/caqr_accuracy.hpp"
 #include "factorizations/caqr/caqr_host.hpp"
+#include "factorizations/caqr/caqr_tuning.hpp"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -27,16 +28,28 @@ namespace {
 
 using kernels::QtReduction;
 
-const CaqrBlockShape kShapes[] = {{64, 16}, {128, 8}, {32, 32}, {128, 16}, {256, 16}, {256, 32}, {256, 64}, {256, 128}};
+// Every compiled shape with the paper's tree, and wide shallow trees (explicit fan-in) as the
+// tall-skinny default picks them (caqr_default_tuning).
+const CaqrBlockShape kShapes[] = {{64, 16},       {128, 8},       {32, 32},       {128, 16},
+                                  {256, 16},      {256, 32},      {256, 64},      {256, 128},
+                                  {1024, 16},     {256, 32, 5},   {256, 64, 6},   {256, 128, 3},
+                                  {1024, 16, 32}, {64, 16, 7}};
 const QtReduction kReductions[] = {QtReduction::smem_parallel, QtReduction::register_serial, QtReduction::smem_combined,
                                    QtReduction::register_serial_transposed};
 
 template <class T>
 class GpuCaqr : public GpuTest {
  protected:
+  // cudaMemcpy from pageable memory may return before the data reaches the device, and the
+  // test stream is non-blocking (no implicit order with the legacy stream): wait for the copy,
+  // or a kernel on stream_ can run first and its output be overwritten by the late copy.
+  static void to_device(void* dst, const void* src, std::size_t bytes) {
+    GPUFACT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    GPUFACT_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   DeviceBuffer<T> upload(const HostMatrix<T>& h) {
     DeviceBuffer<T> d(static_cast<std::size_t>(h.ld() * h.cols()));
-    GPUFACT_CUDA_CHECK(cudaMemcpy(d.data(), h.data(), d.bytes(), cudaMemcpyHostToDevice));
+    to_device(d.data(), h.data(), d.bytes());
     return d;
   }
   HostMatrix<T> download(const DeviceBuffer<T>& d, std::int64_t rows, std::int64_t cols) {
@@ -49,7 +62,7 @@ class GpuCaqr : public GpuTest {
   DeviceBuffer<T> poisoned(std::size_t count) {
     DeviceBuffer<T> d(count);
     std::vector<T> nan(count, std::numeric_limits<T>::quiet_NaN());
-    GPUFACT_CUDA_CHECK(cudaMemcpy(d.data(), nan.data(), d.bytes(), cudaMemcpyHostToDevice));
+    to_device(d.data(), nan.data(), d.bytes());
     return d;
   }
   // Max |x − y| over the matrices, in units of ε·scale; NaN anywhere gives +inf.
@@ -69,7 +82,7 @@ class GpuCaqr : public GpuTest {
     return a;
   }
   static std::string problem(CaqrBlockShape s, QtReduction r) {
-    return kernels::caqr_shape_problem<T>(s.rows, s.cols, r);
+    return kernels::caqr_shape_problem<T>(s.rows, s.cols, r, tree_fan_in(s));
   }
 };
 
@@ -143,7 +156,7 @@ TYPED_TEST(GpuCaqr, ApplyQtHEveryReductionAndApplyQtTreeMatchTheHostSteps) {
       const auto tau = caqr_host_factor<T>(f.view(), s);
       auto dv = this->upload(f);
       DeviceBuffer<T> dtau(tau.size());
-      GPUFACT_CUDA_CHECK(cudaMemcpy(dtau.data(), tau.data(), dtau.bytes(), cudaMemcpyHostToDevice));
+      this->to_device(dtau.data(), tau.data(), dtau.bytes());
       const auto& p = s.panels[0];
       for (bool transpose : {true, false}) {
         SCOPED_TRACE(transpose ? "Qᵀ" : "Q");
@@ -216,7 +229,7 @@ TYPED_TEST(GpuCaqr, FullFactorizationMatchesHostAndResiduals) {
           const auto dtau = caqr_download_tau(plan, this->stream_);
           EXPECT_EQ(dtau.size(), tau.size());
           if (graph) {  // the captured graph replayed on fresh data gives the same R
-            GPUFACT_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), da.bytes(), cudaMemcpyHostToDevice));
+            this->to_device(da.data(), a.data(), da.bytes());
             caqr_factor(plan, da.data(), sz.m, this->stream_);
             caqr_copy_r(plan, da.data(), sz.m, dr.data(), sz.n, this->stream_);
             EXPECT_LE(this->difference(this->download(dr, sz.n, sz.n), rr, 1.0), 0.0) << "graph replay";
@@ -224,6 +237,42 @@ TYPED_TEST(GpuCaqr, FullFactorizationMatchesHostAndResiduals) {
         }
       }
     }
+}
+
+// The shapes the method table runs (caqr_default_tuning: whole-width blocks, shallow trees whose
+// fan-in fits the actual panel width) at tall-skinny sizes with short last blocks and nodes.
+TYPED_TEST(GpuCaqr, DefaultTallSkinnyShapesMatchHostAndResiduals) {
+  using T = TypeParam;
+  struct Size { std::int64_t m, n; };
+  const Size sizes[] = {{20000, 100}, {300001, 10}, {9000, 64}, {5000, 16}, {70001, 33}, {262144, 1}};
+  for (const auto sz : sizes) {
+    const auto tuning = caqr_default_tuning(sz.m, sz.n, sizeof(T) == 4 ? 's' : 'd');
+    SCOPED_TRACE(tuning.shape.label() + " " + std::to_string(sz.m) + "×" + std::to_string(sz.n));
+    CaqrOptions o;
+    o.shape = tuning.shape;
+    o.reduction = qt_reduction_from(tuning.reduction);
+    o.use_graph = true;
+    CaqrPlan<T> plan(sz.m, sz.n, o);
+    const auto a = this->random(sz.m, sz.n, 41);
+    auto da = this->upload(a);
+    auto dq = this->poisoned(static_cast<std::size_t>(sz.m * sz.n));
+    auto dr = this->poisoned(static_cast<std::size_t>(sz.n * sz.n));
+    caqr_factor(plan, da.data(), sz.m, this->stream_);
+    caqr_form_q(plan, da.data(), sz.m, dq.data(), sz.m, this->stream_);
+    caqr_copy_r(plan, da.data(), sz.m, dr.data(), sz.n, this->stream_);
+    const auto q = this->download(dq, sz.m, sz.n), rr = this->download(dr, sz.n, sz.n);
+    const auto acc = qr_accuracy<T>(a.view(), q.view(), rr.view());
+    EXPECT_LE(acc.factorization, 10.0) << "‖A−QR‖₂/(‖A‖₂√nε)";
+    EXPECT_LE(acc.orthogonality, 10.0) << "‖I−QᵀQ‖₂/(√nε)";
+    auto f = a;
+    const auto s = make_caqr_schedule(sz.m, sz.n, o.shape);
+    const auto tau = caqr_host_factor<T>(f.view(), s);
+    HostMatrix<T> hq(sz.m, sz.n);
+    caqr_host_form_q<T>(f.view(), s, tau.data(), hq.view());
+    EXPECT_LE(this->difference(rr, caqr_extract_r<T>(f.view()), std::sqrt(static_cast<double>(sz.m))), kStepTolerance)
+        << "R";
+    EXPECT_LE(this->difference(q, hq, 1.0), kStepTolerance) << "Q";
+  }
 }
 
 TYPED_TEST(GpuCaqr, RankDeficientGivesAValidQrAndBadInputFailsClearly) {

@@ -2,6 +2,7 @@
 
 #include "core/cuda/check.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -12,9 +13,11 @@ kernels::CaqrTreeLevelArgs level_args(const CaqrTreeLevel& l, int fan_in) {
   return {l.children, l.child_stride, l.last_child_rows, fan_in};
 }
 
-std::string shape_problem(const CaqrOptions& o, std::size_t elem) {
-  return elem == sizeof(float) ? kernels::caqr_shape_problem<float>(o.shape.rows, o.shape.cols, o.reduction)
-                               : kernels::caqr_shape_problem<double>(o.shape.rows, o.shape.cols, o.reduction);
+std::string shape_problem(const CaqrOptions& o, std::int64_t n, std::size_t elem) {
+  const int fan_in = tree_fan_in(o.shape);
+  const int w = static_cast<int>(std::min<std::int64_t>(n, o.shape.cols));
+  return elem == sizeof(float) ? kernels::caqr_shape_problem<float>(o.shape.rows, o.shape.cols, o.reduction, fan_in, w)
+                               : kernels::caqr_shape_problem<double>(o.shape.rows, o.shape.cols, o.reduction, fan_in, w);
 }
 
 }  // namespace
@@ -43,7 +46,7 @@ std::size_t CaqrPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n, const C
 template <class T>
 CaqrPlan<T>::CaqrPlan(std::int64_t m, std::int64_t n, CaqrOptions options)
     : schedule_(make_caqr_schedule(m, n, options.shape)), options_(std::move(options)) {
-  if (const auto why = shape_problem(options_, sizeof(T)); !why.empty()) throw std::invalid_argument("CAQR: " + why);
+  if (const auto why = shape_problem(options_, n, sizeof(T)); !why.empty()) throw std::invalid_argument("CAQR: " + why);
   kernels::caqr_prepare_kernels<T>(options_.shape.rows, options_.shape.cols);
   tau_ = DeviceBuffer<T>(static_cast<std::size_t>(schedule_.tau_count));
   GPUFACT_CUDA_CHECK(cudaMemset(tau_.data(), 0, tau_.bytes()));

@@ -39,7 +39,9 @@ constexpr double kResidualTolerance = 10.0;  // ‖·‖₂ ≤ 10·√n·ε (is
 constexpr double kStepTolerance = 2000.0;    // kernel vs host step, in units of ε (see test_gpu_caqr)
 constexpr double kTargetPercent = 50.0;      // apply_qt_h target: ≥ 50% of the FP32 FMA peak
 
-const char* kAllShapes = "64x16,128x8,32x32,128x16,256x16,256x32,256x64,256x128";
+const char* kAllShapes = "64x16,128x8,32x32,128x16,256x16,256x32,256x64,256x128,1024x16";
+// fig7 also takes block shapes with a wider tree ("256x64f8": 8 R's per node, caqr_schedule.hpp).
+const char* kTreeShapes = "256x32f16,256x64f8,256x128f3,1024x16f32";
 
 template <class T>
 void poison(DeviceBuffer<T>& d, cudaStream_t s) {
@@ -195,6 +197,24 @@ void summarize_kernels(Summary& s) {
 
 // ---- anderson10.fig7 ---------------------------------------------------------------------------
 
+// Flops of a tree node's w reflectors applied to `cols` columns, counting only the rows the kernels
+// touch (RowPattern in caqr_kernels.cu): reflector j is 1 at R_0's row j and nonzero in rows
+// 0 … min(j, k_c − 1) of children c ≥ 1; a dot and an axpy per touched row and column.
+double tree_apply_flops(std::int64_t kids, std::int64_t w, std::int64_t k_last, std::int64_t cols) {
+  double rows = 0;
+  for (std::int64_t j = 0; j < w; ++j)
+    rows += 1.0 + static_cast<double>((kids - 2) * (j + 1) + std::min(j + 1, k_last));
+  return 4.0 * static_cast<double>(cols) * rows;
+}
+// The node's own QR: reflector j updates the w − j − 1 columns right of it.
+double tree_factor_flops(std::int64_t kids, std::int64_t w, std::int64_t k_last) {
+  double f = 0;
+  for (std::int64_t j = 0; j < w; ++j)
+    f += 4.0 * static_cast<double>(w - j - 1) *
+         (1.0 + static_cast<double>((kids - 2) * (j + 1) + std::min(j + 1, k_last)));
+  return f;
+}
+
 // Flops of each phase of one factorization + explicit Q, counted as the kernels compute them.
 std::map<std::string, double> phase_flops(const CaqrSchedule& s) {
   std::map<std::string, double> f;
@@ -209,9 +229,9 @@ std::map<std::string, double> phase_flops(const CaqrSchedule& s) {
       for (std::int64_t node = 0; node < l.nodes; ++node) {
         const std::int64_t kids = std::min<std::int64_t>(s.fan_in, l.children - node * s.fan_in);
         if (kids < 2) continue;
-        const std::int64_t K = (kids - 1) * p.width + (node + 1 == l.nodes ? l.last_child_rows : p.width);
-        f["factor_tree"] += householder_apply_flops(K, p.width, p.width) / 2;
-        f["apply_qt_tree"] += householder_apply_flops(K, p.width, trailing + q_cols);
+        const std::int64_t k_last = node + 1 == l.nodes ? l.last_child_rows : p.width;
+        f["factor_tree"] += tree_factor_flops(kids, p.width, k_last);
+        f["apply_qt_tree"] += tree_apply_flops(kids, p.width, k_last, trailing + q_cols);
       }
   }
   return f;
@@ -225,7 +245,8 @@ void run_fig7_typed(Case& c) {
   o.shape = shape;
   o.reduction = qt_reduction_from(c.text("reduction"));
   o.check_finite = false;  // checked once below, outside the timed calls
-  if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, o.reduction); !why.empty()) c.skip(why);
+  if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, o.reduction, tree_fan_in(shape),
+                                                         static_cast<int>(std::min<std::int64_t>(n, shape.cols))); !why.empty()) c.skip(why);
   const std::size_t count = static_cast<std::size_t>(m * n);
   c.require_device_memory(3 * count * sizeof(T) + CaqrPlan<T>::workspace_bytes(m, n, o) + (64u << 20));
   cudaStream_t s = c.stream();
@@ -353,13 +374,13 @@ void validate_shape(const AxisPoint& p) {
                      kernels::caqr_compiled_shapes() + ")");
   }
   const std::string compiled = "," + kernels::caqr_compiled_shapes() + ",";
-  if (compiled.find("," + p.text("shape") + ",") == std::string::npos)
+  if (compiled.find("," + parse_block_shape(p.text("shape")).kernel_label() + ",") == std::string::npos)
     throw UsageError("axis 'shape': " + p.text("shape") + " is not compiled (" + kernels::caqr_compiled_shapes() + ")");
 }
 
-std::vector<std::string> shape_choices() {
+std::vector<std::string> shape_choices(bool with_trees = false) {
   std::vector<std::string> out;
-  std::string all = kAllShapes;
+  std::string all = std::string(kAllShapes) + (with_trees ? std::string(",") + kTreeShapes : std::string());
   for (std::size_t start = 0; start < all.size();) {
     const auto comma = all.find(',', start);
     out.push_back(all.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
@@ -409,8 +430,8 @@ void register_caqr(Registry& registry) {
     e.title = "apply_qt_h vs apply_qt_tree rate per block shape inside CAQR (R + explicit Q), tree share of the time";
     e.axes = {precision_axis(),
               {.name = "shape", .kind = AxisKind::text, .help = "block_rows x block_cols",
-               .defaults = "64x16,128x8,32x32,128x16,256x16,256x32", .quick = "64x16,128x8,256x32", .full = kAllShapes,
-               .choices = shape_choices()},
+               .defaults = "64x16,128x8,32x32,128x16,256x16,256x32,256x64f8", .quick = "64x16,128x8,256x32,256x64f8",
+               .full = std::string(kAllShapes) + "," + kTreeShapes, .choices = shape_choices(true)},
               reduction_axis("register_serial", ""),
               {.name = "m", .kind = AxisKind::size, .help = "rows", .defaults = "110592", .quick = "16384",
                .full = "8192,110592", .min = 1, .max = std::int64_t{1} << 26},

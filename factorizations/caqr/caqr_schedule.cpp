@@ -7,14 +7,21 @@ namespace gpufact::factorizations {
 
 CaqrBlockShape parse_block_shape(const std::string& text) {
   const auto x = text.find('x');
+  const auto f = text.find('f');
   try {
     if (x == std::string::npos) throw std::invalid_argument("no 'x'");
-    std::size_t used_rows = 0, used_cols = 0;
-    CaqrBlockShape s{std::stoi(text.substr(0, x), &used_rows), std::stoi(text.substr(x + 1), &used_cols)};
-    if (used_rows != x || used_cols != text.size() - x - 1) throw std::invalid_argument("trailing text");
+    const std::size_t cols_end = f == std::string::npos ? text.size() : f;
+    if (cols_end <= x + 1 || (f != std::string::npos && f + 1 >= text.size())) throw std::invalid_argument("empty");
+    std::size_t used_rows = 0, used_cols = 0, used_fan = 0;
+    CaqrBlockShape s{std::stoi(text.substr(0, x), &used_rows), std::stoi(text.substr(x + 1, cols_end - x - 1), &used_cols)};
+    if (used_rows != x || used_cols != cols_end - x - 1) throw std::invalid_argument("trailing text");
+    if (f != std::string::npos) {
+      s.fan_in = std::stoi(text.substr(f + 1), &used_fan);
+      if (used_fan != text.size() - f - 1 || s.fan_in < 2) throw std::invalid_argument("fan-in");
+    }
     return s;
   } catch (const std::exception&) {
-    throw std::invalid_argument("block shape '" + text + "' is not ROWSxCOLS (e.g. 64x16)");
+    throw std::invalid_argument("block shape '" + text + "' is not ROWSxCOLS or ROWSxCOLSfFANIN (e.g. 64x16, 256x128f4)");
   }
 }
 

@@ -1,6 +1,7 @@
 // The shape of CAQR's work (anderson10 §II.B–C, §IV.B–C): panels of block_cols columns, each
 // factored by TSQR over blocks of block_rows rows and a reduction tree whose fan-in is
-// block_rows / block_cols (a quad tree for 64×16 blocks; at least 2). The host reference and the
+// block_rows / block_cols (a quad tree for 64×16 blocks; at least 2) unless the shape names its
+// own fan-in (a wider, shallower tree for tall-skinny panels: fewer levels, each a launch). The host reference and the
 // GPU plan both walk this one schedule, so they run the same blocks, tree and reflector order.
 //
 // Storage ("CAQR tree layout"), for the panel at columns [c0, c0 + w) and rows [c0, m):
@@ -25,16 +26,25 @@
 namespace gpufact::factorizations {
 
 struct CaqrBlockShape {
-  int rows = 64;  // block_rows: rows of a first-level block held in fast memory
-  int cols = 16;  // block_cols: panel width
-  std::string label() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+  int rows = 64;    // block_rows: rows of a first-level block held in fast memory
+  int cols = 16;    // block_cols: panel width
+  int fan_in = 0;   // R's stacked per tree node; 0: block_rows / block_cols (the paper's tree)
+  // "64x16", or "256x128f4" with an explicit tree fan-in.
+  std::string label() const {
+    return std::to_string(rows) + "x" + std::to_string(cols) + (fan_in > 0 ? "f" + std::to_string(fan_in) : "");
+  }
+  // "64x16" without the fan-in: the compiled kernel shape.
+  std::string kernel_label() const { return std::to_string(rows) + "x" + std::to_string(cols); }
 };
 
-// "64x16" -> {64, 16}; throws std::invalid_argument naming the text.
+// "64x16" -> {64, 16}, "256x128f4" -> {256, 128, 4}; throws std::invalid_argument naming the text.
 CaqrBlockShape parse_block_shape(const std::string& text);
 
-// Stacked R's per tree node.
-inline int tree_fan_in(CaqrBlockShape s) { return s.rows / s.cols >= 2 ? s.rows / s.cols : 2; }
+// Stacked R's per tree node (at least 2).
+inline int tree_fan_in(CaqrBlockShape s) {
+  if (s.fan_in > 0) return s.fan_in >= 2 ? s.fan_in : 2;
+  return s.rows / s.cols >= 2 ? s.rows / s.cols : 2;
+}
 
 struct CaqrTreeLevel {
   std::int64_t children = 0;         // nodes of the level below

@@ -10,9 +10,13 @@ namespace gpufact::kernels {
 namespace {
 
 constexpr int kWarp = 32;
-constexpr int kFactorThreads = 256;
-constexpr int kTreeThreads = 256;
-constexpr int kTreeTileCols = 32;  // trailing columns per thread block in apply_qt_tree
+// factor and factor_tree: a warp per trailing column, so 32 warps keep ~1–4 columns each in
+// flight per reflector for panels up to 128 wide (one barrier per column, block_geqr2).
+constexpr int kFactorThreads = 1024;
+constexpr int kTreeThreads = 1024;
+// apply_qt_tree: one trailing column per warp, the columns of a tile applied concurrently.
+constexpr int kTreeApplyThreads = 1024;
+constexpr int kTreeTileCols = kTreeApplyThreads / 32;
 
 extern __shared__ __align__(16) unsigned char caqr_smem[];
 
@@ -41,10 +45,30 @@ void allow_full_smem(Kernel kernel) {
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));
 }
 
+// The most threads per block `kernel` can launch with (its registers decide it).
+template <class Kernel>
+int max_threads_of(Kernel kernel) {
+  cudaFuncAttributes attr{};
+  GPUFACT_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(kernel)));
+  return attr.maxThreadsPerBlock;
+}
+
+// Sets the shared-memory limit once and returns the kernel's thread limit (cached, so no
+// attribute call happens inside a stream capture after caqr_prepare_kernels).
 template <auto Kernel>
-void configure_once() {
-  static const bool configured = (allow_full_smem(Kernel), true);
-  (void)configured;
+int configure_once() {
+  static const int max_threads = (allow_full_smem(Kernel), max_threads_of(Kernel));
+  return max_threads;
+}
+
+// A launch with more threads than the kernel's registers allow fails and leaves its output
+// untouched; say so instead.
+template <auto Kernel>
+void require_threads(int threads, const char* kernel) {
+  const int limit = configure_once<Kernel>();
+  if (threads > limit)
+    throw std::runtime_error(std::string(kernel) + " cannot launch with " + std::to_string(threads) +
+                             " threads per block: its register use allows " + std::to_string(limit));
 }
 
 void require_smem(std::size_t bytes, const char* kernel) {
@@ -58,50 +82,113 @@ unsigned grid_for(std::int64_t count, int threads) {
   return static_cast<unsigned>(std::min<std::int64_t>((count + threads - 1) / threads, 65535 * 8));
 }
 
-// Householder QR (LAPACK geqr2) of the rows × cols matrix s (ld) in shared memory by the whole
-// thread block: warp 0 makes each reflector, then each warp updates its own columns (a column's
-// dot and axpy need no block barrier). tau_out[j] for j < min(rows, cols).
+// The rows below its diagonal entry that reflector j of a dense block or of a tree stack touches.
+// A tree stack holds `children` R's of w rows (the last one last_rows ≤ w rows); the R's are upper
+// trapezoidal, so reflector j is 1 at row j of R_0 and nonzero only in rows 0 … min(j, k_c − 1) of
+// children c ≥ 1 (caqr_schedule.hpp): (children − 1)·(j + 1) rows at most, not the dense K − j − 1,
+// which halves the tree's work or better. w = 0 marks a dense block of `rows` rows.
+struct RowPattern {
+  int rows = 0;
+  int w = 0;
+  int children = 0;
+  int last_rows = 0;
+};
+__device__ __forceinline__ int pattern_count(const RowPattern& p, int j) {
+  if (p.w == 0) return p.rows - j - 1;
+  return (p.children - 2) * (j + 1) + min(j + 1, p.last_rows);
+}
+__device__ __forceinline__ int pattern_row(const RowPattern& p, int j, int e) {
+  if (p.w == 0) return j + 1 + e;
+  return (1 + e / (j + 1)) * p.w + e % (j + 1);
+}
+
+// Walks pattern rows e, e + kWarp, e + 2·kWarp, … without a division per row: row = base + l,
+// l < j + 1 within a child; a step of kWarp adds kWarp / (j+1) children and kWarp mod (j+1) rows.
+struct PatternWalk {
+  int base = 0, l = 0, jp1 = 0, child_step = 0, row_step = 0, w = 0;
+  __device__ __forceinline__ int row() const { return base + l; }
+  __device__ __forceinline__ void next() {
+    l += row_step;
+    base += child_step;
+    if (l >= jp1) {
+      l -= jp1;
+      base += w;
+    }
+  }
+};
+__device__ __forceinline__ PatternWalk pattern_walk(const RowPattern& p, int j, int e) {
+  PatternWalk pw;
+  if (p.w == 0) {  // dense: rows j + 1 + e, never wrapping
+    pw.base = j + 1;
+    pw.l = e;
+    pw.jp1 = 0x7fffffff;
+    pw.row_step = kWarp;
+    return pw;
+  }
+  pw.jp1 = j + 1;
+  pw.w = p.w;
+  pw.base = (1 + e / pw.jp1) * p.w;
+  pw.l = e % pw.jp1;
+  pw.child_step = (kWarp / pw.jp1) * p.w;
+  pw.row_step = kWarp % pw.jp1;
+  return pw;
+}
+
+// Householder QR (LAPACK geqr2) of the matrix s (ld; rows and sparsity from `pat`, `cols`
+// columns) in shared memory by the whole thread block, with ONE barrier per column: every warp
+// computes the reflector's norm itself (the same lanes add the same entries, so all warps agree
+// bit for bit) and updates its own columns with the unscaled vector x below the diagonal,
+// H·c = c − τ(c_j + s·xᵀc)·[1; s·x] with s = 1/(α − β); column j is scaled and β written only
+// after the barrier, when no warp reads it any more. tau_out[j] for j < min(rows, cols).
 template <class T>
-__device__ void block_geqr2(T* s, int ld, int rows, int cols, T* tau_out) {
-  __shared__ T coef[2];
+__device__ void block_geqr2(T* s, int ld, RowPattern pat, int cols, T* tau_out) {
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
-  const int k = min(rows, cols);
+  const int k = min(pat.rows, cols);
   for (int j = 0; j < k; ++j) {
     T* vj = s + j * ld;
-    if (warp == 0) {
-      T ss = T(0);
-      for (int i = j + 1 + lane; i < rows; i += kWarp) ss += vj[i] * vj[i];
-      ss = warp_sum(ss);
-      if (lane == 0) {
-        T tau = T(0), scal = T(1);
-        if (ss != T(0)) {
-          const T alpha = vj[j];
-          const T beta = -copysign(sqrt(alpha * alpha + ss), alpha);
-          tau = (beta - alpha) / beta;
-          scal = T(1) / (alpha - beta);
-          vj[j] = beta;
-        }
-        coef[0] = tau;
-        coef[1] = scal;
-        tau_out[j] = tau;
+    const int count = pattern_count(pat, j);
+    const PatternWalk first = pattern_walk(pat, j, lane);
+    T ss = T(0);
+    {
+      PatternWalk pw = first;
+#pragma unroll 4
+      for (int e = lane; e < count; e += kWarp, pw.next()) {
+        const T x = vj[pw.row()];
+        ss += x * x;
       }
     }
-    __syncthreads();
-    const T tau = coef[0], scal = coef[1];
+    ss = warp_sum(ss);
+    const T alpha = vj[j];
+    T tau = T(0), scal = T(1), beta = alpha;
+    if (ss != T(0)) {
+      beta = -copysign(sqrt(alpha * alpha + ss), alpha);
+      tau = (beta - alpha) / beta;
+      scal = T(1) / (alpha - beta);
+    }
     if (tau != T(0)) {
-      for (int i = j + 1 + static_cast<int>(threadIdx.x); i < rows; i += blockDim.x) vj[i] *= scal;
-      __syncthreads();
       for (int c = j + 1 + warp; c < cols; c += warps) {
         T* col = s + c * ld;
-        T dot = lane == 0 ? col[j] : T(0);
-        for (int i = j + 1 + lane; i < rows; i += kWarp) dot += vj[i] * col[i];
-        const T td = tau * warp_sum(dot);
-        if (lane == 0) col[j] -= td;
-        for (int i = j + 1 + lane; i < rows; i += kWarp) col[i] -= td * vj[i];
+        const T cj = col[j];  // read by every lane before the shuffle, written by lane 0 after it
+        T dot = T(0);
+        PatternWalk pw = first;
+#pragma unroll 4
+        for (int e = lane; e < count; e += kWarp, pw.next()) dot += vj[pw.row()] * col[pw.row()];
+        const T td = tau * (cj + scal * warp_sum(dot));
+        if (lane == 0) col[j] = cj - td;
+        const T f = td * scal;
+        pw = first;
+#pragma unroll 4
+        for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= f * vj[pw.row()];
       }
     }
+    if (threadIdx.x == 0) tau_out[j] = tau;
     __syncthreads();
+    if (tau != T(0)) {
+      for (int e = static_cast<int>(threadIdx.x); e < count; e += blockDim.x) vj[pattern_row(pat, j, e)] *= scal;
+      if (threadIdx.x == 0) vj[j] = beta;
+    }
   }
+  __syncthreads();  // the last column's scaling before the caller reads s
 }
 
 template <class T>
@@ -115,7 +202,9 @@ __global__ void __launch_bounds__(kFactorThreads)
   T* t = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
   for (int j = min(nr, width) + static_cast<int>(threadIdx.x); j < tau_ld; j += blockDim.x) t[j] = T(0);
   __syncthreads();
-  block_geqr2(s, nr, nr, width, t);
+  RowPattern dense;
+  dense.rows = nr;
+  block_geqr2(s, nr, dense, width, t);
   for (int idx = threadIdx.x; idx < nr * width; idx += blockDim.x) a[idx % nr + (idx / nr) * lda] = s[idx];
 }
 
@@ -133,6 +222,14 @@ __device__ __forceinline__ NodeStack node_stack(const CaqrTreeLevelArgs& l, std:
   st.rows = (st.count - 1) * w + (has_last ? static_cast<int>(l.last_child_rows) : w);
   return st;
 }
+__device__ __forceinline__ RowPattern stack_pattern(const NodeStack& st, int w) {
+  RowPattern p;
+  p.rows = st.rows;
+  p.w = w;
+  p.children = st.count;
+  p.last_rows = st.rows - (st.count - 1) * w;
+  return p;
+}
 __device__ __forceinline__ std::int64_t stack_row(const CaqrTreeLevelArgs& l, const NodeStack& st, int r, int w) {
   return (st.first + r / w) * l.child_stride + r % w;
 }
@@ -149,7 +246,7 @@ __global__ void __launch_bounds__(kTreeThreads)
     s[idx] = r % width <= j ? panel[stack_row(level, st, r, width) + j * lda] : T(0);
   }
   __syncthreads();
-  block_geqr2(s, K, K, width, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld);
+  block_geqr2(s, K, stack_pattern(st, width), width, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld);
   for (int idx = threadIdx.x; idx < K * width; idx += blockDim.x) {
     const int r = idx % K, j = idx / K;
     if (r % width <= j) panel[stack_row(level, st, r, width) + j * lda] = s[idx];
@@ -223,11 +320,19 @@ struct RegisterLayout {
   static constexpr int threads = (BR * BC / 8 < 64) ? 64 : (BR * BC / 8 > 512 ? 512 : BR * BC / 8);
   static constexpr int per_col = threads / BC;   // threads sharing a column (Fig. 6)
   static constexpr int per_thread = BR / per_col;  // rows each thread holds
+  // Narrow tiles (BC < 32) hold 32/BC row groups per warp: those are summed with shuffles, so
+  // one partial per warp and column goes through shared memory; else one per row group.
+  static constexpr bool warp_reduce = BC < 32;
+  static constexpr int partials = warp_reduce ? threads / 32 : per_col;
   static_assert(threads % BC == 0 && per_col >= 1 && BR % per_col == 0, "register layout needs BR·BC ≥ 8·BC");
+  static_assert(!warp_reduce || 32 % BC == 0, "narrow tiles must divide a warp");
 };
 
 // 2) and 4) register-file serial reduction (Fig. 6): thread t owns column t mod BC, rows
-// t / BC + q·per_col; serial partial sums, one shared-memory exchange per reflector. TILED reads
+// t / BC + q·per_col; serial partial sums in registers, shuffles across the row groups a warp
+// holds, and one shared-memory exchange per reflector: every thread adds its column's partials
+// itself, so ONE barrier per reflector suffices (the partials are double-buffered: a reflector's
+// buffer is rewritten two reflectors later, after a barrier every reader has passed). TILED reads
 // C in the row-major tile layout (approach 4), so consecutive threads touch consecutive words.
 template <class T, int BR, int BC, bool TILED>
 __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
@@ -236,8 +341,7 @@ __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
   using L = RegisterLayout<BR, BC>;
   T* vs = reinterpret_cast<T*>(caqr_smem);
   T* ts = vs + BR * BC;
-  T* part = ts + BC;
-  T* dots = part + L::per_col * BC;
+  T* part = ts + BC;  // [2][L::partials][BC]
   const HBlock b = h_block(rows, width, BR);
   load_block_reflectors(panel + b.r0, lda, b.nr, b.k, BR, BC, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, vs, ts);
   const int t = threadIdx.x, col = t % BC, rg = t / BC;
@@ -260,15 +364,19 @@ __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
     T partial = T(0);
 #pragma unroll
     for (int q = 0; q < L::per_thread; ++q) partial += v[rg + q * L::per_col] * reg[q];
-    part[rg * BC + col] = partial;
-    __syncthreads();
-    if (t < BC) {
-      T d = T(0);
-      for (int g = 0; g < L::per_col; ++g) d += part[g * BC + t];
-      dots[t] = ts[j] * d;
+    T* buf = part + (step & 1) * (L::partials * BC);
+    if constexpr (L::warp_reduce) {
+#pragma unroll
+      for (int off = BC; off < kWarp; off <<= 1) partial += __shfl_xor_sync(0xffffffffu, partial, off);
+      if (t % kWarp < BC) buf[(t / kWarp) * BC + col] = partial;
+    } else {
+      buf[rg * BC + col] = partial;
     }
     __syncthreads();
-    const T td = dots[col];
+    T d = T(0);
+#pragma unroll
+    for (int g = 0; g < L::partials; ++g) d += buf[g * BC + col];
+    const T td = ts[j] * d;
 #pragma unroll
     for (int q = 0; q < L::per_thread; ++q) reg[q] -= td * v[rg + q * L::per_col];
   }
@@ -321,22 +429,23 @@ __global__ void __launch_bounds__(CombinedLayout<BR, BC>::threads)
   }
 }
 
-// apply_qt_tree: gathers the node's reflectors (explicit zeros outside the stack pattern) and
-// the rows of a kTreeTileCols-column tile, applies them (each warp its own columns, no block
-// barrier between reflectors), scatters the rows back.
+// apply_qt_tree: gathers the node's reflectors below R_0 (the R_0 part of each is e_j: nothing to
+// store; explicit zeros outside the stack pattern) and the rows of a kTreeTileCols-column tile,
+// applies them (a warp per column, no block barrier between reflectors; only the rows in the
+// reflector's pattern, RowPattern), scatters the rows back.
 template <class T>
-__global__ void __launch_bounds__(kTreeThreads)
+__global__ void __launch_bounds__(kTreeApplyThreads)
     apply_tree_kernel(const T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, const T* tau, int tau_ld,
                       T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
   const NodeStack st = node_stack(level, blockIdx.x, width);
   if (st.count < 2) return;
-  const int K = st.rows, w = width;
-  T* vs = reinterpret_cast<T*>(caqr_smem);
-  T* tile = vs + static_cast<std::int64_t>(K) * w;
+  const int K = st.rows, w = width, KV = K - w;
+  T* vs = reinterpret_cast<T*>(caqr_smem);  // KV × w: stack rows w … K−1
+  T* tile = vs + static_cast<std::int64_t>(KV) * w;
   T* ts = tile + static_cast<std::int64_t>(K) * kTreeTileCols;
-  for (int idx = threadIdx.x; idx < K * w; idx += blockDim.x) {
-    const int r = idx % K, j = idx / K;
-    vs[idx] = r < w ? (r == j ? T(1) : T(0)) : (r % w <= j ? panel[stack_row(level, st, r, w) + j * lda] : T(0));
+  for (int idx = threadIdx.x; idx < KV * w; idx += blockDim.x) {
+    const int r = w + idx % KV, j = idx / KV;
+    vs[idx] = r % w <= j ? panel[stack_row(level, st, r, w) + j * lda] : T(0);
   }
   const T* tn = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
   for (int j = threadIdx.x; j < w; j += blockDim.x) ts[j] = tn[j];
@@ -346,18 +455,27 @@ __global__ void __launch_bounds__(kTreeThreads)
     tile[idx] = c0 + j < cols ? c[stack_row(level, st, r, w) + (c0 + j) * ldc] : T(0);
   }
   __syncthreads();
+  const RowPattern pat = stack_pattern(st, w);
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
-  for (int j0 = warp; j0 < kTreeTileCols; j0 += warps) {
+  for (int j0 = warp; j0 < kTreeTileCols && c0 + j0 < cols; j0 += warps) {
     T* col = tile + j0 * K;
     for (int step = 0; step < w; ++step) {
       const int j = transpose ? step : w - 1 - step;
       const T tj = ts[j];
       if (tj == T(0)) continue;
-      const T* v = vs + j * K;
+      const T* v = vs + j * KV;  // v[i − w] for pattern rows i ≥ w
+      const int count = pattern_count(pat, j);
+      const PatternWalk first = pattern_walk(pat, j, lane);
+      const T cj = col[j];  // v(j) = 1: row j of R_0's rows; read by every lane before the shuffle
       T dot = T(0);
-      for (int i = j + lane; i < K; i += kWarp) dot += v[i] * col[i];
-      const T td = tj * warp_sum(dot);
-      for (int i = j + lane; i < K; i += kWarp) col[i] -= td * v[i];
+      PatternWalk pw = first;
+#pragma unroll 4
+      for (int e = lane; e < count; e += kWarp, pw.next()) dot += v[pw.row() - w] * col[pw.row()];
+      const T td = tj * (cj + warp_sum(dot));
+      if (lane == 0) col[j] = cj - td;
+      pw = first;
+#pragma unroll 4
+      for (int e = lane; e < count; e += kWarp, pw.next()) col[pw.row()] -= td * v[pw.row() - w];
       __syncwarp();
     }
   }
@@ -418,9 +536,10 @@ __global__ void count_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_
 }
 
 // apply_qt_h's compiled shapes: the paper's 64×16 and 128×8, the brief's square and wider blocks,
-// and whole-width blocks for tall-skinny panels (anderson10 §IV.F).
+// whole-width blocks for tall-skinny panels (anderson10 §IV.F), and 1024×16 for the narrowest
+// (n ≤ 16: a million rows are ~1000 blocks, one wave, and a two-level tree).
 #define GPUFACT_CAQR_SHAPES(X) \
-  X(64, 16) X(128, 8) X(32, 32) X(128, 16) X(256, 16) X(256, 32) X(256, 64) X(256, 128)
+  X(64, 16) X(128, 8) X(32, 32) X(128, 16) X(256, 16) X(256, 32) X(256, 64) X(256, 128) X(1024, 16)
 
 // Shared memory of apply_qt_h per strategy (all dynamic: the wider shapes exceed 48 KiB).
 template <class T, int BR, int BC>
@@ -429,7 +548,7 @@ std::size_t apply_h_smem_bytes(QtReduction r) {
   switch (r) {
     case QtReduction::smem_parallel: return (v + BC + BR) * sizeof(T);
     case QtReduction::smem_combined: return (3 * v + BC) * sizeof(T);
-    default: return (v + BC + static_cast<std::size_t>(RegisterLayout<BR, BC>::per_col) * BC + BC) * sizeof(T);
+    default: return (v + BC + 2 * static_cast<std::size_t>(RegisterLayout<BR, BC>::partials) * BC) * sizeof(T);
   }
 }
 
@@ -441,25 +560,27 @@ void apply_h_shape(const T* panel, std::int64_t lda, std::int64_t rows, int widt
   require_smem(bytes, "apply_qt_h");
   switch (reduction) {
     case QtReduction::smem_parallel: {
-      configure_once<apply_h_smem_parallel<T, BR, BC>>();
+      require_threads<apply_h_smem_parallel<T, BR, BC>>(BR, "apply_qt_h smem_parallel");
       apply_h_smem_parallel<T, BR, BC><<<grid, BR, bytes, stream>>>(panel, lda, rows, width, tau, tau_ld, c, ldc,
                                                                      cols, transpose);
       break;
     }
     case QtReduction::register_serial: {
-      configure_once<apply_h_register_serial<T, BR, BC, false>>();
+      require_threads<apply_h_register_serial<T, BR, BC, false>>(RegisterLayout<BR, BC>::threads,
+                                                                 "apply_qt_h register_serial");
       apply_h_register_serial<T, BR, BC, false><<<grid, RegisterLayout<BR, BC>::threads, bytes, stream>>>(
           panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
       break;
     }
     case QtReduction::register_serial_transposed: {
-      configure_once<apply_h_register_serial<T, BR, BC, true>>();
+      require_threads<apply_h_register_serial<T, BR, BC, true>>(RegisterLayout<BR, BC>::threads,
+                                                                "apply_qt_h register_serial_transposed");
       apply_h_register_serial<T, BR, BC, true><<<grid, RegisterLayout<BR, BC>::threads, bytes, stream>>>(
           panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
       break;
     }
     case QtReduction::smem_combined: {
-      configure_once<apply_h_smem_combined<T, BR, BC>>();
+      require_threads<apply_h_smem_combined<T, BR, BC>>(CombinedLayout<BR, BC>::threads, "apply_qt_h smem_combined");
       apply_h_smem_combined<T, BR, BC><<<grid, CombinedLayout<BR, BC>::threads, bytes, stream>>>(
           panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
       break;
@@ -468,11 +589,17 @@ void apply_h_shape(const T* panel, std::int64_t lda, std::int64_t rows, int widt
   GPUFACT_CHECK_LAUNCH();
 }
 
+// apply_qt_tree: the reflectors below R_0 ((K − w) × w), the K-row tile, the w taus.
+std::size_t tree_apply_smem_words(std::size_t stack_rows, int width) {
+  const auto w = static_cast<std::size_t>(width);
+  return (stack_rows - w) * w + stack_rows * kTreeTileCols + w;
+}
+
 std::size_t factor_smem_bytes(int block_rows, int width, std::size_t elem) {
   return static_cast<std::size_t>(block_rows) * width * elem;
 }
-std::size_t tree_stack_rows(int block_rows, int block_cols) {
-  const int fan_in = block_rows / block_cols >= 2 ? block_rows / block_cols : 2;
+std::size_t tree_stack_rows(int block_rows, int block_cols, int fan_in) {
+  if (fan_in < 2) fan_in = block_rows / block_cols >= 2 ? block_rows / block_cols : 2;
   return static_cast<std::size_t>(fan_in) * block_cols;
 }
 
@@ -497,7 +624,7 @@ std::string caqr_compiled_shapes() {
 }
 
 template <class T>
-std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r) {
+std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, int fan_in, int width) {
   std::size_t h_bytes = 0;
 #define GPUFACT_MATCH(R, C) \
   if (block_rows == R && block_cols == C) h_bytes = apply_h_smem_bytes<T, R, C>(r);
@@ -506,13 +633,18 @@ std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r) {
   const std::string shape = std::to_string(block_rows) + "x" + std::to_string(block_cols);
   if (h_bytes == 0) return "block shape " + shape + " is not compiled (compiled: " + caqr_compiled_shapes() + ")";
   const auto limit = static_cast<std::size_t>(device_smem_optin());
-  const std::size_t stack = tree_stack_rows(block_rows, block_cols);
-  const std::size_t factor = factor_smem_bytes(block_rows, block_cols, sizeof(T));
-  const std::size_t tree = stack * block_cols * sizeof(T);
-  const std::size_t tree_apply = (stack * (block_cols + kTreeTileCols) + block_cols) * sizeof(T);
+  // The widest panel decides the factor and tree kernels' shared memory.
+  const int w = width > 0 && width < block_cols ? width : block_cols;
+  const std::size_t f = tree_stack_rows(block_rows, block_cols, fan_in) / static_cast<std::size_t>(block_cols);
+  const std::size_t stack = f * static_cast<std::size_t>(w);
+  const std::size_t factor = factor_smem_bytes(block_rows, w, sizeof(T));
+  const std::size_t tree = stack * w * sizeof(T);
+  const std::size_t tree_apply = tree_apply_smem_words(stack, w) * sizeof(T);
   const std::size_t need = std::max({factor, tree, tree_apply, h_bytes});
   if (need > limit)
-    return "block shape " + shape + " needs " + std::to_string(need) + " bytes of shared memory per block in " +
+    return "block shape " + shape + " (tree fan-in " + std::to_string(f) + ", panels " + std::to_string(w) +
+           " wide) needs " +
+           std::to_string(need) + " bytes of shared memory per block in " +
            (sizeof(T) == 4 ? "FP32" : "FP64") + "; the device allows " + std::to_string(limit);
   return {};
 }
@@ -538,7 +670,7 @@ void launch_caqr_factor(T* panel, std::int64_t lda, std::int64_t rows, int width
                         cudaStream_t stream) {
   if (rows < 1 || width < 1 || block_rows < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_factor: needs rows, width, block_rows >= 1 and width <= tau_ld");
-  configure_once<factor_kernel<T>>();
+  require_threads<factor_kernel<T>>(kFactorThreads, "factor");
   const std::size_t bytes = factor_smem_bytes(block_rows, width, sizeof(T));
   require_smem(bytes, "factor");
   const auto blocks = static_cast<unsigned>((rows + block_rows - 1) / block_rows);
@@ -551,7 +683,7 @@ void launch_caqr_factor_tree(T* panel, std::int64_t lda, int width, CaqrTreeLeve
                              cudaStream_t stream) {
   if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_factor_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
-  configure_once<factor_tree_kernel<T>>();
+  require_threads<factor_tree_kernel<T>>(kTreeThreads, "factor_tree");
   const std::size_t bytes = static_cast<std::size_t>(level.fan_in) * width * width * sizeof(T);
   require_smem(bytes, "factor_tree");
   const auto nodes = static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in);
@@ -582,13 +714,13 @@ void launch_caqr_apply_qt_tree(const T* panel, std::int64_t lda, int width, Caqr
   if (cols <= 0) return;
   if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_apply_qt_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
-  configure_once<apply_tree_kernel<T>>();
+  require_threads<apply_tree_kernel<T>>(kTreeApplyThreads, "apply_qt_tree");
   const std::size_t stack = static_cast<std::size_t>(level.fan_in) * width;
-  const std::size_t bytes = (stack * (width + kTreeTileCols) + width) * sizeof(T);
+  const std::size_t bytes = tree_apply_smem_words(stack, width) * sizeof(T);
   require_smem(bytes, "apply_qt_tree");
   const dim3 grid(static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in),
                   static_cast<unsigned>((cols + kTreeTileCols - 1) / kTreeTileCols));
-  apply_tree_kernel<T><<<grid, kTreeThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld, c, ldc, cols,
+  apply_tree_kernel<T><<<grid, kTreeApplyThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld, c, ldc, cols,
                                                               transpose);
   GPUFACT_CHECK_LAUNCH();
 }
@@ -633,7 +765,7 @@ void launch_count_nonfinite(const T* a, std::int64_t lda, std::int64_t m, std::i
 }
 
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
-  template std::string caqr_shape_problem<T>(int, int, QtReduction);                                               \
+  template std::string caqr_shape_problem<T>(int, int, QtReduction, int, int);                                     \
   template void caqr_prepare_kernels<T>(int, int);                                                                 \
   template void launch_caqr_factor<T>(T*, std::int64_t, std::int64_t, int, int, T*, int, cudaStream_t);            \
   template void launch_caqr_factor_tree<T>(T*, std::int64_t, int, CaqrTreeLevelArgs, T*, int, cudaStream_t);       \

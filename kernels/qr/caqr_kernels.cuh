@@ -32,9 +32,10 @@ struct CaqrTreeLevelArgs {
 };
 
 // Empty when the kernels can run `block_rows`×`block_cols` blocks in precision T with reduction
-// `r` on the current device (compiled shape, shared memory), else why not.
+// `r` and a tree of this fan-in (0: block_rows / block_cols, at least 2) for panels at most
+// `width` wide (0: block_cols) on the current device (compiled shape, shared memory), else why not.
 template <class T>
-std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r);
+std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, int fan_in = 0, int width = 0);
 // Sets the kernels' shared-memory limits for this shape once, so that no attribute call happens
 // later inside a stream capture (the plan calls it when it is made).
 template <class T>
@@ -50,6 +51,8 @@ void launch_caqr_factor(T* panel, std::int64_t lda, std::int64_t rows, int width
 
 // factor_tree: QR of each node's stack of R's; reflectors written over the children's upper
 // trapezoids, the new R over the first child's triangle; tau[node·tau_ld + j], j < width.
+// Launchers throw std::runtime_error when a kernel cannot launch with its thread count (register
+// use) and std::invalid_argument when the shape needs more shared memory than the device has.
 template <class T>
 void launch_caqr_factor_tree(T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, T* tau, int tau_ld,
                              cudaStream_t stream);
