@@ -41,6 +41,11 @@ struct Params {
   TileMap map;
   int uplo;         // 0 lower, 1 upper (triangle maps only)
   bool vector_c;    // C's columns start 16-byte aligned: float4 epilogue on full tiles
+  // Split-k (volkov08 §4.3): blockIdx.y = s computes k in [s·k_slice, min(k, (s+1)·k_slice)) into
+  // C + s·split_stride. A plain GEMM has one split with k_slice = k.
+  std::int64_t k_slice;
+  std::int64_t split_stride;
+  int splits;
 };
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
@@ -54,6 +59,13 @@ __device__ __forceinline__ void cp_async_4(float* dst, const float* src, int byt
 __device__ __forceinline__ void cp_async_16(float* dst, const float* src, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
 }
+// Unpredicated forms for slices that lie wholly inside the matrix (no zero fill, no clamping).
+__device__ __forceinline__ void cp_async_4_full(float* dst, const float* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared_address(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async_16_full(float* dst, const float* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -63,8 +75,10 @@ __device__ __forceinline__ void cp_async_wait() {
 // Loads one BK-deep slice of an operand tile (BMN along m or n) into shared memory [BK][BMN+pad].
 //   MN-contiguous (A in N, B in T): element (mn, kk) at g[mn + kk·ld]; 16-byte copies when VEC.
 //   K-contiguous (A in T, B in N): element (mn, kk) at g[kk + mn·ld]; 4-byte transposing copies.
-// Out-of-range elements are zero-filled, so the compute loop never branches (edge tiles cost
-// only the predicate arithmetic here). Pointers of invalid elements are clamped to the base.
+// Out-of-range elements are zero-filled, so the compute loop never branches. Pointers of invalid
+// elements are clamped to the base. A slice whose elements (for this thread) all lie inside the
+// matrix takes the unpredicated path: no per-copy predicate or select in the interior, which is
+// almost every slice of a large GEMM.
 template <int BMN, int BK, bool KCONTIG, bool VEC>
 struct TileLoader {
   static constexpr int kStride = BMN + kPad;
@@ -79,24 +93,27 @@ struct TileLoader {
   const float* base;   // the matrix (clamp target)
   const float* ptr;    // this thread's first element of the current k-slice
   std::int64_t ld;
-  std::int64_t k_total;
+  std::int64_t k_total;  // end of this CTA's k range (exclusive)
+  bool mn_full;          // every mn this thread copies lies inside the matrix
   int mn_bytes;        // MN-contiguous: bytes of this thread's vector/scalar inside the matrix
   unsigned mn_mask;    // K-contiguous: bit j set when mn = mnl + 32·j is inside the matrix
   int k_first;         // this thread's first k offset within a slice
   int smem_offset;     // this thread's first shared-memory float within a stage
 
-  __device__ void init(const float* g, std::int64_t ld_, std::int64_t mn0, std::int64_t mn_total,
-                       std::int64_t k_total_, int tid) {
+  // k runs over [k_begin, k_end): the first slice loaded is the one at k_begin.
+  __device__ void init(const float* g, std::int64_t ld_, std::int64_t mn0, std::int64_t mn_total, std::int64_t k_begin,
+                       std::int64_t k_end, int tid) {
     base = g;
     ld = ld_;
-    k_total = k_total_;
+    k_total = k_end;
     if constexpr (KCONTIG) {
       const int kq = tid % 8, mnl = tid / 8;
       mn_mask = 0;
 #pragma unroll
       for (int j = 0; j < BMN / 32; ++j)
         if (mn0 + mnl + 32 * j < mn_total) mn_mask |= 1u << j;
-      ptr = g + kq + (mn0 + mnl) * ld;
+      mn_full = mn_mask == (1u << (BMN / 32)) - 1u;
+      ptr = g + k_begin + kq + (mn0 + mnl) * ld;
       k_first = kq;
       smem_offset = kq * kStride + mnl;
       mn_bytes = 0;
@@ -104,7 +121,8 @@ struct TileLoader {
       const int lane_mn = (tid % kLanesMN) * (kVector ? 4 : 1), kk = tid / kLanesMN;
       const std::int64_t left = mn_total - (mn0 + lane_mn);
       mn_bytes = kVector ? 4 * static_cast<int>(left <= 0 ? 0 : (left >= 4 ? 4 : left)) : (left > 0 ? 4 : 0);
-      ptr = g + (mn0 + lane_mn) + kk * ld;
+      mn_full = mn_bytes == (kVector ? 16 : 4);
+      ptr = g + (mn0 + lane_mn) + (k_begin + kk) * ld;
       k_first = kk;
       smem_offset = kk * kStride + lane_mn;
       mn_mask = 0;
@@ -114,6 +132,27 @@ struct TileLoader {
   // Issues the copies of the slice starting at k0 into `stage`, then moves to the next slice.
   __device__ void load(float* stage, std::int64_t k0) {
     float* dst = stage + smem_offset;
+    if (mn_full && k0 + BK <= k_total) {
+      if constexpr (KCONTIG) {
+#pragma unroll
+        for (int j = 0; j < BMN / 32; ++j)
+#pragma unroll
+          for (int kr = 0; kr < BK / 8; ++kr)
+            cp_async_4_full(dst + 8 * kr * kStride + 32 * j, ptr + 8 * kr + static_cast<std::int64_t>(32 * j) * ld);
+        ptr += BK;
+      } else {
+#pragma unroll
+        for (int r = 0; r < BK / kStep; ++r) {
+          const float* src = ptr + static_cast<std::int64_t>(r * kStep) * ld;
+          if constexpr (kVector)
+            cp_async_16_full(dst + r * kStep * kStride, src);
+          else
+            cp_async_4_full(dst + r * kStep * kStride, src);
+        }
+        ptr += BK * ld;
+      }
+      return;
+    }
     if constexpr (KCONTIG) {
 #pragma unroll
       for (int j = 0; j < BMN / 32; ++j)
@@ -181,19 +220,24 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
   if (!tile_of_block(p, tile_m, tile_n)) return;
   const std::int64_t m0 = tile_m * BM, n0 = tile_n * BN;
   const int tid = threadIdx.x;
+  const std::int64_t split = blockIdx.y;
+  const std::int64_t k_begin = split * p.k_slice;
+  const std::int64_t k_end = min(p.k, k_begin + p.k_slice);
+  float* const c_base = p.c + split * p.split_stride;
 
   // A: MN-contiguous when op(A) = A (TA false); B: MN-contiguous when op(B) = Bᵀ (TB true).
   TileLoader<BM, BK, TA, VEC> load_a;
   TileLoader<BN, BK, !TB, VEC> load_b;
-  load_a.init(p.a, p.lda, m0, p.m, p.k, tid);
-  load_b.init(p.b, p.ldb, n0, p.n, p.k, tid);
+  load_a.init(p.a, p.lda, m0, p.m, k_begin, k_end, tid);
+  load_b.init(p.b, p.ldb, n0, p.n, k_begin, k_end, tid);
 
-  const std::int64_t k_tiles = (p.k + BK - 1) / BK;
+  // An empty k range (a split past the end of k) still writes its tile: α·0 (+ β C).
+  const std::int64_t k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) {
-      load_a.load(smem + s * kStageFloats, static_cast<std::int64_t>(s) * BK);
-      load_b.load(smem + s * kStageFloats + BK * SA, static_cast<std::int64_t>(s) * BK);
+      load_a.load(smem + s * kStageFloats, k_begin + static_cast<std::int64_t>(s) * BK);
+      load_b.load(smem + s * kStageFloats + BK * SA, k_begin + static_cast<std::int64_t>(s) * BK);
     }
     cp_async_commit();
   }
@@ -218,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
     cp_async_wait<STAGES - 2>();
     __syncthreads();
     if (kt + STAGES - 1 < k_tiles) {
-      const std::int64_t k_next = (kt + STAGES - 1) * BK;
+      const std::int64_t k_next = k_begin + (kt + STAGES - 1) * BK;
       load_a.load(smem + write_stage * kStageFloats, k_next);
       load_b.load(smem + write_stage * kStageFloats + BK * SA, k_next);
     }
@@ -264,7 +308,7 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
   for (int j = 0; j < TN; ++j) {
     const std::int64_t col = n0 + b_frag_offset + 16 * (j / 4) + j % 4;
     if (col >= p.n) continue;
-    float* c_col = p.c + col * p.ldc;
+    float* c_col = c_base + col * p.ldc;
 #pragma unroll
     for (int i4 = 0; i4 < TM / 4; ++i4) {
       const std::int64_t row = m0 + a_frag_offset + 32 * i4;
@@ -320,14 +364,16 @@ void launch_instance(const Params& p, cudaStream_t stream) {
   }
   if (blocks > std::numeric_limits<int>::max())
     throw std::invalid_argument("sgemm_simt: " + std::to_string(blocks) + " CTA tiles exceed the grid limit");
-  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(p);
+  if (p.splits < 1 || p.splits > 65535)
+    throw std::invalid_argument("sgemm_simt: " + std::to_string(p.splits) + " k splits outside 1..65535");
+  kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(p.splits)), kThreads, smem, stream>>>(p);
   GPUFACT_CHECK_LAUNCH();
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int S>
 ConfigEntry make_entry() {
   constexpr int TM = BM / WM / 8, TN = BN / WN / 4;
-  constexpr int MINB = TM * TN <= 64 ? 2 : 1;
+  constexpr int MINB = TM * TN <= 16 ? 4 : TM * TN <= 64 ? 2 : 1;
   SgemmSimtConfig info;
   info.name = "simt_" + std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK) + "_s" +
               std::to_string(S);
@@ -362,6 +408,11 @@ const std::vector<ConfigEntry>& entries() {
       make_entry<128, 64, 16, 2, 4, 3>(),   // 8 × 4: more CTAs for thin / small C
       make_entry<128, 256, 8, 2, 4, 3>(),   // 8 × 16: 1 CTA/SM, fewer shared loads per FFMA
       make_entry<256, 128, 8, 4, 2, 3>(),   // 8 × 16
+      make_entry<128, 128, 32, 2, 4, 3>(),  // 8 × 8, a quarter of BK = 8's barriers and copy rounds
+      make_entry<128, 128, 16, 2, 4, 4>(),  // 8 × 8, BK = 16 one stage deeper (2 CTAs still fit)
+      make_entry<128, 256, 16, 2, 4, 3>(),  // 8 × 16 at BK = 16: 1 CTA/SM, 2048 FFMA per barrier
+      make_entry<256, 128, 16, 4, 2, 3>(),  // 8 × 16 at BK = 16
+      make_entry<64, 64, 16, 2, 4, 3>(),   // 4 × 4, 4 CTAs/SM: split-k's tile for small C
   };
   return all;
 }
@@ -394,7 +445,7 @@ void run(const ConfigEntry& e, Params p, Op ta, Op tb, cudaStream_t stream) {
   const bool a_vec = ta == Op::N ? (p.lda % 4 == 0 && aligned16(p.a)) : true;
   const bool b_vec = tb == Op::T ? (p.ldb % 4 == 0 && aligned16(p.b)) : true;
   const bool vec = a_vec && b_vec;
-  p.vector_c = p.ldc % 4 == 0 && aligned16(p.c);
+  p.vector_c = p.ldc % 4 == 0 && p.split_stride % 4 == 0 && aligned16(p.c);
   if (ta == Op::N && tb == Op::N) (vec ? e.nn_vec : e.nn)(p, stream);
   else if (ta == Op::N) (vec ? e.nt_vec : e.nt)(p, stream);
   else e.tn(p, stream);
@@ -434,6 +485,47 @@ void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int6
   p.tiles_n = (n + e.info.block_n - 1) / e.info.block_n;
   p.swizzle = 8;
   p.map = TileMap::rectangle;
+  p.k_slice = k;
+  p.split_stride = 0;
+  p.splits = 1;
+  run(e, p, ta, tb, stream);
+}
+
+void sgemm_simt_partials(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                         int splits, std::int64_t slice, const float* a, std::int64_t lda, const float* b,
+                         std::int64_t ldb, float* workspace, std::size_t workspace_floats, cudaStream_t stream) {
+  const ConfigEntry& e = entry(config);
+  check_sizes("sgemm_simt_partials", m, n, k, ta, tb, lda, ldb, std::max<std::int64_t>(1, m));
+  if (splits < 1 || splits > 65535)
+    throw std::invalid_argument("sgemm_simt_partials: splits = " + std::to_string(splits) + " outside 1..65535");
+  if (slice < 1) throw std::invalid_argument("sgemm_simt_partials: slice = " + std::to_string(slice) + " must be >= 1");
+  if (slice * splits < k)
+    throw std::invalid_argument("sgemm_simt_partials: " + std::to_string(splits) + " slices of " +
+                                std::to_string(slice) + " do not cover k = " + std::to_string(k));
+  if (m == 0 || n == 0) return;
+  const std::size_t need = static_cast<std::size_t>(m) * static_cast<std::size_t>(n) * static_cast<std::size_t>(splits);
+  if (workspace == nullptr || workspace_floats < need)
+    throw std::invalid_argument("sgemm_simt_partials: workspace of " + std::to_string(workspace_floats) +
+                                " floats, " + std::to_string(need) + " needed");
+  Params p{};
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.alpha = 1.0f;
+  p.beta = 0.0f;
+  p.a = a;
+  p.lda = lda;
+  p.b = b;
+  p.ldb = ldb;
+  p.c = workspace;
+  p.ldc = m;
+  p.tiles_m = (m + e.info.block_m - 1) / e.info.block_m;
+  p.tiles_n = (n + e.info.block_n - 1) / e.info.block_n;
+  p.swizzle = 8;
+  p.map = TileMap::rectangle;
+  p.k_slice = slice;
+  p.split_stride = m * n;
+  p.splits = splits;
   run(e, p, ta, tb, stream);
 }
 
@@ -461,6 +553,9 @@ void sgemm_triangular_simt(std::string_view config, TriangleGrid grid, Uplo uplo
   p.swizzle = 8;
   p.map = grid == TriangleGrid::flipped ? TileMap::triangle_flipped : TileMap::triangle_early_exit;
   p.uplo = uplo == Uplo::lower ? 0 : 1;
+  p.k_slice = k;
+  p.split_stride = 0;
+  p.splits = 1;
   run(e, p, ta, tb, stream);
 }
 
