@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace gpufact::kernels {
 namespace {
@@ -90,22 +91,18 @@ struct TileLoader {
   static_assert(KCONTIG ? (BK % 8 == 0 && BMN % 32 == 0) : (kThreads % kLanesMN == 0 && BK % kStep == 0),
                 "tile slice must split evenly over 256 threads");
 
-  const float* base;   // the matrix (clamp target)
+  // The matrix (clamp target), its leading dimension and the end of this CTA's k range are not
+  // kept here: load() takes them from the kernel parameters (constant bank), saving registers.
   const float* ptr;    // this thread's first element of the current k-slice
-  std::int64_t ld;
-  std::int64_t k_total;  // end of this CTA's k range (exclusive)
-  bool mn_full;          // every mn this thread copies lies inside the matrix
+  bool mn_full;        // every mn this thread copies lies inside the matrix
   int mn_bytes;        // MN-contiguous: bytes of this thread's vector/scalar inside the matrix
   unsigned mn_mask;    // K-contiguous: bit j set when mn = mnl + 32·j is inside the matrix
   int k_first;         // this thread's first k offset within a slice
   int smem_offset;     // this thread's first shared-memory float within a stage
 
   // k runs over [k_begin, k_end): the first slice loaded is the one at k_begin.
-  __device__ void init(const float* g, std::int64_t ld_, std::int64_t mn0, std::int64_t mn_total, std::int64_t k_begin,
-                       std::int64_t k_end, int tid) {
-    base = g;
-    ld = ld_;
-    k_total = k_end;
+  __device__ void init(const float* g, std::int64_t ld, std::int64_t mn0, std::int64_t mn_total, std::int64_t k_begin,
+                       int tid) {
     if constexpr (KCONTIG) {
       const int kq = tid % 8, mnl = tid / 8;
       mn_mask = 0;
@@ -130,7 +127,7 @@ struct TileLoader {
   }
 
   // Issues the copies of the slice starting at k0 into `stage`, then moves to the next slice.
-  __device__ void load(float* stage, std::int64_t k0) {
+  __device__ void load(float* stage, std::int64_t k0, std::int64_t k_total, const float* base, std::int64_t ld) {
     float* dst = stage + smem_offset;
     if (mn_full && k0 + BK <= k_total) {
       if constexpr (KCONTIG) {
@@ -179,6 +176,60 @@ struct TileLoader {
   }
 };
 
+// B of NN (k-contiguous) staged as it lies in memory, [n][k] per slice, by 16-byte copies: the
+// transposing 4-byte copies of TileLoader cost 4× the copy instructions and their addresses. The
+// 16-byte chunks of a row are XOR-swizzled with bits 2–3 of n, so that a warp's fragment reads
+// (rows n, n+4, n+8, n+12 of lane_n = 0..3, the same chunk) hit four distinct bank quads.
+// Needs ld % 4 == 0, a 16-byte aligned B and k slices starting at multiples of 4.
+template <int BN, int BK>
+struct KMajorLoader {
+  static constexpr int kChunks = BK / 4;                 // 16-byte chunks per row and slice
+  static constexpr int kRowStep = kThreads / kChunks;    // rows apart of one thread's copies
+  static constexpr int kPerThread = BN / kRowStep;
+  static_assert(BK >= 16 && BK % 4 == 0 && kThreads % kChunks == 0 && BN % kRowStep == 0 && kRowStep % 16 == 0,
+                "k-major B slice must split evenly over 256 threads, swizzle period 16 rows");
+
+  // Matrix, leading dimension and the end of k are not kept here: load() takes them from the
+  // kernel parameters (constant bank), sparing the registers the 8 × 8 tile needs.
+  const float* ptr;
+  int k_first;        // 4·chunk: this thread's first k within a slice
+  unsigned n_mask;    // bit r set when row nl + r·kRowStep is inside the matrix
+  int smem_offset;
+
+  __device__ static int swizzle(int n) { return (n >> 2) & 3; }
+
+  __device__ void init(const float* g, std::int64_t ld, std::int64_t n0, std::int64_t n_total, std::int64_t k_begin,
+                       int tid) {
+    const int q = tid % kChunks, nl = tid / kChunks;
+    n_mask = 0;
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r)
+      if (n0 + nl + r * kRowStep < n_total) n_mask |= 1u << r;
+    k_first = 4 * q;
+    ptr = g + k_begin + 4 * q + (n0 + nl) * ld;
+    smem_offset = nl * BK + 4 * (q ^ swizzle(nl));  // swizzle(nl + r·kRowStep) = swizzle(nl)
+  }
+
+  __device__ void load(float* stage, std::int64_t k0, std::int64_t k_total, const float* base, std::int64_t ld) {
+    float* dst = stage + smem_offset;
+    if (n_mask == (1u << kPerThread) - 1u && k0 + BK <= k_total) {
+#pragma unroll
+      for (int r = 0; r < kPerThread; ++r)
+        cp_async_16_full(dst + r * kRowStep * BK, ptr + static_cast<std::int64_t>(r * kRowStep) * ld);
+    } else {
+      const std::int64_t left = k_total - (k0 + k_first);
+      const int k_bytes = left <= 0 ? 0 : (left >= 4 ? 16 : 4 * static_cast<int>(left));
+#pragma unroll
+      for (int r = 0; r < kPerThread; ++r) {
+        const int bytes = ((n_mask >> r) & 1u) ? k_bytes : 0;
+        const float* src = ptr + static_cast<std::int64_t>(r * kRowStep) * ld;
+        cp_async_16(dst + r * kRowStep * BK, bytes ? src : base, bytes);
+      }
+    }
+    ptr += BK;
+  }
+};
+
 // The CTA tile this block computes, or false when it has none (early-exit triangle grid).
 __device__ __forceinline__ bool tile_of_block(const Params& p, std::int64_t& tile_m, std::int64_t& tile_n) {
   const std::int64_t id = blockIdx.x;
@@ -204,14 +255,17 @@ __device__ __forceinline__ bool tile_of_block(const Params& p, std::int64_t& til
   return p.uplo == 0 ? tile_m >= tile_n : tile_m <= tile_n;
 }
 
-template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MIN_BLOCKS, bool TA, bool TB, bool VEC>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MIN_BLOCKS, bool TA, bool TB, bool VEC,
+          bool KB>
 __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const Params p) {
   constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;  // warp tile
   constexpr int TM = WTM / 8, TN = WTN / 4;              // thread tile (lanes: 8 along m × 4 along n)
   static_assert(WARPS_M * WARPS_N * 32 == kThreads, "256 threads");
   static_assert(TM % 4 == 0 && TN % 4 == 0 && TM >= 4 && TN >= 4, "thread tile of 4 × 4 sub-tiles");
   constexpr int SA = BM + kPad, SB = BN + kPad;
-  constexpr int kStageFloats = BK * (SA + SB);
+  // KB: NN's B staged k-major by KMajorLoader (16-byte copies), fragments read 4 k-steps at a time.
+  constexpr bool kKMajorB = KB && !TA && !TB && VEC;
+  constexpr int kStageFloats = BK * SA + (kKMajorB ? BN * BK : BK * SB);
 
   extern __shared__ float4 shared_raw[];
   float* smem = reinterpret_cast<float*>(shared_raw);
@@ -227,17 +281,19 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
 
   // A: MN-contiguous when op(A) = A (TA false); B: MN-contiguous when op(B) = Bᵀ (TB true).
   TileLoader<BM, BK, TA, VEC> load_a;
-  TileLoader<BN, BK, !TB, VEC> load_b;
-  load_a.init(p.a, p.lda, m0, p.m, k_begin, k_end, tid);
-  load_b.init(p.b, p.ldb, n0, p.n, k_begin, k_end, tid);
+  using LoaderB = std::conditional_t<kKMajorB, KMajorLoader<BN, BK>, TileLoader<BN, BK, !TB, VEC>>;
+  LoaderB load_b;
+  load_a.init(p.a, p.lda, m0, p.m, k_begin, tid);
+  load_b.init(p.b, p.ldb, n0, p.n, k_begin, tid);
+  const auto issue_b = [&](float* stage, std::int64_t k0) { load_b.load(stage, k0, k_end, p.b, p.ldb); };
 
   // An empty k range (a split past the end of k) still writes its tile: α·0 (+ β C).
   const std::int64_t k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) {
-      load_a.load(smem + s * kStageFloats, k_begin + static_cast<std::int64_t>(s) * BK);
-      load_b.load(smem + s * kStageFloats + BK * SA, k_begin + static_cast<std::int64_t>(s) * BK);
+      load_a.load(smem + s * kStageFloats, k_begin + static_cast<std::int64_t>(s) * BK, k_end, p.a, p.lda);
+      issue_b(smem + s * kStageFloats + BK * SA, k_begin + static_cast<std::int64_t>(s) * BK);
     }
     cp_async_commit();
   }
@@ -254,7 +310,6 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  float a_frag[2][TM], b_frag[2][TN];
   int read_stage = 0, write_stage = STAGES - 1;
   for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
     // Slice kt has landed (this thread's copies); the barrier publishes everyone's and also
@@ -263,40 +318,71 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
     __syncthreads();
     if (kt + STAGES - 1 < k_tiles) {
       const std::int64_t k_next = k_begin + (kt + STAGES - 1) * BK;
-      load_a.load(smem + write_stage * kStageFloats, k_next);
-      load_b.load(smem + write_stage * kStageFloats + BK * SA, k_next);
+      load_a.load(smem + write_stage * kStageFloats, k_next, k_end, p.a, p.lda);
+      issue_b(smem + write_stage * kStageFloats + BK * SA, k_next);
     }
     cp_async_commit();
     write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
 
     const float* As = smem + read_stage * kStageFloats + a_frag_offset;
-    const float* Bs = smem + read_stage * kStageFloats + BK * SA + b_frag_offset;
+    const float* Bs = smem + read_stage * kStageFloats + BK * SA + b_frag_offset * (kKMajorB ? BK : 1);
     read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
 
-    // Fragments double-buffered in registers: step kk+1's LDS.128 issue under step kk's FFMAs.
+    if constexpr (kKMajorB) {
+      // Per group of 4 k-steps: one LDS.128 per B row (4 k values), as many B reads per FFMA as
+      // the n-major layout. The 32 registers of the B group leave no room for double-buffered A
+      // under the 128-register cap of 2 CTAs/SM: A is read per k-step, its latency covered by the
+      // other 15 warps of the SM.
+      const int bsw = KMajorLoader<BN, BK>::swizzle(b_frag_offset);
 #pragma unroll
-    for (int i = 0; i < TM / 4; ++i)
-      *reinterpret_cast<float4*>(&a_frag[0][4 * i]) = *reinterpret_cast<const float4*>(As + 32 * i);
+      for (int g = 0; g < BK / 4; ++g) {
+        // Keeps the next group's B reads from being hoisted over this group's FFMAs (registers).
+        asm volatile("" ::: "memory");
+        float4 b4[TN];
 #pragma unroll
-    for (int j = 0; j < TN / 4; ++j)
-      *reinterpret_cast<float4*>(&b_frag[0][4 * j]) = *reinterpret_cast<const float4*>(Bs + 16 * j);
+        for (int j = 0; j < TN; ++j)
+          b4[j] = *reinterpret_cast<const float4*>(Bs + (16 * (j / 4) + j % 4) * BK + 4 * (g ^ bsw));
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      const int cur = kk & 1, nxt = cur ^ 1;
-      if (kk + 1 < BK) {
+        for (int t = 0; t < 4; ++t) {
+          float a[TM];
 #pragma unroll
-        for (int i = 0; i < TM / 4; ++i)
-          *reinterpret_cast<float4*>(&a_frag[nxt][4 * i]) =
-              *reinterpret_cast<const float4*>(As + (kk + 1) * SA + 32 * i);
+          for (int i = 0; i < TM / 4; ++i)
+            *reinterpret_cast<float4*>(&a[4 * i]) = *reinterpret_cast<const float4*>(As + (4 * g + t) * SA + 32 * i);
 #pragma unroll
-        for (int j = 0; j < TN / 4; ++j)
-          *reinterpret_cast<float4*>(&b_frag[nxt][4 * j]) =
-              *reinterpret_cast<const float4*>(Bs + (kk + 1) * SB + 16 * j);
+          for (int j = 0; j < TN; ++j) {
+            const float b = t == 0 ? b4[j].x : t == 1 ? b4[j].y : t == 2 ? b4[j].z : b4[j].w;
+#pragma unroll
+            for (int i = 0; i < TM; ++i) acc[i][j] = fmaf(a[i], b, acc[i][j]);
+          }
+        }
       }
+    } else {
+      // Fragments double-buffered in registers: step kk+1's LDS.128 issue under step kk's FFMAs.
+      float a_frag[2][TM], b_frag[2][TN];
 #pragma unroll
-      for (int i = 0; i < TM; ++i)
+      for (int i = 0; i < TM / 4; ++i)
+        *reinterpret_cast<float4*>(&a_frag[0][4 * i]) = *reinterpret_cast<const float4*>(As + 32 * i);
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a_frag[cur][i], b_frag[cur][j], acc[i][j]);
+      for (int j = 0; j < TN / 4; ++j)
+        *reinterpret_cast<float4*>(&b_frag[0][4 * j]) = *reinterpret_cast<const float4*>(Bs + 16 * j);
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        const int cur = kk & 1, nxt = cur ^ 1;
+        if (kk + 1 < BK) {
+#pragma unroll
+          for (int i = 0; i < TM / 4; ++i)
+            *reinterpret_cast<float4*>(&a_frag[nxt][4 * i]) =
+                *reinterpret_cast<const float4*>(As + (kk + 1) * SA + 32 * i);
+#pragma unroll
+          for (int j = 0; j < TN / 4; ++j)
+            *reinterpret_cast<float4*>(&b_frag[nxt][4 * j]) =
+                *reinterpret_cast<const float4*>(Bs + (kk + 1) * SB + 16 * j);
+        }
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a_frag[cur][i], b_frag[cur][j], acc[i][j]);
+      }
     }
   }
   cp_async_wait<0>();
@@ -345,6 +431,10 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS) sgemm_simt_kernel(const 
 //   simt_128x128x8_s3   125–127   2 CTAs/SM      simt_128x64x16_s3   95–109   2 CTAs/SM
 //   simt_128x128x16_s3  124–128   2 CTAs/SM      simt_128x256x8_s3  201–216   1 CTA/SM
 //   simt_128x128x8_s4   125–127   2 CTAs/SM      simt_256x128x8_s3  200–214   1 CTA/SM
+//   simt_128x128x32_s3  126–128   2 CTAs/SM      simt_128x256x16_s3 230–246   1 CTA/SM
+//   simt_128x128x16_s4  121–128   2 CTAs/SM      simt_256x128x16_s3 230–244   1 CTA/SM
+//   simt_64x64x16_s3     63–64    4 CTAs/SM      simt_128x128x16_s3_kb 123–127 2 CTAs/SM (16 × 4)
+// (the 8 × 8 tile with the k-major B stage needs ~6 more than 128 and spills: hence 16 × 4 there)
 using Launch = void (*)(const Params&, cudaStream_t);
 
 struct ConfigEntry {
@@ -352,10 +442,11 @@ struct ConfigEntry {
   Launch nn, nt, tn, nn_vec, nt_vec;
 };
 
-template <int BM, int BN, int BK, int WM, int WN, int S, int MINB, bool TA, bool TB, bool VEC>
+template <int BM, int BN, int BK, int WM, int WN, int S, int MINB, bool TA, bool TB, bool VEC, bool KB>
 void launch_instance(const Params& p, cudaStream_t stream) {
-  constexpr std::size_t smem = sizeof(float) * S * BK * (BM + kPad + BN + kPad);
-  auto kernel = sgemm_simt_kernel<BM, BN, BK, WM, WN, S, MINB, TA, TB, VEC>;
+  constexpr bool k_major_b = KB && !TA && !TB && VEC;
+  constexpr std::size_t smem = sizeof(float) * S * (BK * (BM + kPad) + (k_major_b ? BN * BK : BK * (BN + kPad)));
+  auto kernel = sgemm_simt_kernel<BM, BN, BK, WM, WN, S, MINB, TA, TB, VEC, KB>;
   GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   std::int64_t blocks = p.tiles_m * p.tiles_n;
   if (p.map == TileMap::triangle_flipped) {
@@ -370,13 +461,14 @@ void launch_instance(const Params& p, cudaStream_t stream) {
   GPUFACT_CHECK_LAUNCH();
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int S>
+// KB: NN with 16-byte B copies into a k-major stage (KMajorLoader); the name gets "_kb".
+template <int BM, int BN, int BK, int WM, int WN, int S, bool KB = false>
 ConfigEntry make_entry() {
   constexpr int TM = BM / WM / 8, TN = BN / WN / 4;
   constexpr int MINB = TM * TN <= 16 ? 4 : TM * TN <= 64 ? 2 : 1;
   SgemmSimtConfig info;
   info.name = "simt_" + std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK) + "_s" +
-              std::to_string(S);
+              std::to_string(S) + (KB ? "_kb" : "");
   info.block_m = BM;
   info.block_n = BN;
   info.block_k = BK;
@@ -386,13 +478,14 @@ ConfigEntry make_entry() {
   info.thread_m = TM;
   info.thread_n = TN;
   info.min_blocks_per_sm = MINB;
+  // The larger of the two stage layouts (the k-major one is used only by NN with aligned B).
   info.shared_bytes = sizeof(float) * S * BK * (BM + kPad + BN + kPad);
   return {info,
-          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, false, false>,
-          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, true, false>,
-          launch_instance<BM, BN, BK, WM, WN, S, MINB, true, false, false>,
-          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, false, true>,
-          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, true, true>};
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, false, false, false>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, true, false, false>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, true, false, false, false>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, false, true, KB>,
+          launch_instance<BM, BN, BK, WM, WN, S, MINB, false, true, true, false>};
 }
 
 // The default (no tuning table): 128 × 128 × 16 tiles, 8 × 8 per thread, 3 stages — the classic
@@ -413,6 +506,7 @@ const std::vector<ConfigEntry>& entries() {
       make_entry<128, 256, 16, 2, 4, 3>(),  // 8 × 16 at BK = 16: 1 CTA/SM, 2048 FFMA per barrier
       make_entry<256, 128, 16, 4, 2, 3>(),  // 8 × 16 at BK = 16
       make_entry<64, 64, 16, 2, 4, 3>(),   // 4 × 4, 4 CTAs/SM: split-k's tile for small C
+      make_entry<128, 128, 16, 1, 8, 3, true>(),  // 16 × 4, NN's B by 16-byte copies (k-major stage)
   };
   return all;
 }
@@ -443,8 +537,13 @@ void check_sizes(const char* who, std::int64_t m, std::int64_t n, std::int64_t k
 void run(const ConfigEntry& e, Params p, Op ta, Op tb, cudaStream_t stream) {
   // 16-byte copies need every column of the m/n-contiguous operands 16-byte aligned.
   const bool a_vec = ta == Op::N ? (p.lda % 4 == 0 && aligned16(p.a)) : true;
-  const bool b_vec = tb == Op::T ? (p.ldb % 4 == 0 && aligned16(p.b)) : true;
-  const bool vec = a_vec && b_vec;
+  // k-major B (the _kb configs, NN) copies 16 bytes along k: the same conditions plus split
+  // slices starting at multiples of 4.
+  const std::string& name = e.info.name;
+  const bool k_major_b = name.size() > 3 && name.compare(name.size() - 3, 3, "_kb") == 0;
+  const bool b_vec = (p.ldb % 4 == 0 && aligned16(p.b)) || (tb == Op::N && !k_major_b);
+  const bool slices_aligned = !k_major_b || p.splits == 1 || p.k_slice % 4 == 0;
+  const bool vec = a_vec && b_vec && slices_aligned;
   p.vector_c = p.ldc % 4 == 0 && p.split_stride % 4 == 0 && aligned16(p.c);
   if (ta == Op::N && tb == Op::N) (vec ? e.nn_vec : e.nn)(p, stream);
   else if (ta == Op::N) (vec ? e.nt_vec : e.nt)(p, stream);

@@ -377,7 +377,7 @@ void register_sgemm_tune(Registry& registry) {
   e.axes = {
       {.name = "config", .kind = AxisKind::text, .help = "tile configuration, or cublas (cublasSgemm, TF32 off)",
        .defaults = join(configs), .quick = "simt_128x128x16_s3,simt_128x128x32_s3,simt_128x128x16_s4,simt_128x256x16_s3,"
-                "simt_256x128x16_s3,cublas",
+                "simt_128x128x16_s3_kb,cublas",
        .full = join(configs), .choices = configs},
       {.name = "trans", .kind = AxisKind::text, .help = "op(A) op(B)", .defaults = "NN,NT,TN", .quick = "NN,NT",
        .full = "NN,NT,TN", .choices = {"NN", "NT", "TN"}},
