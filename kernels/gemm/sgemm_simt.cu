@@ -23,6 +23,8 @@ namespace {
 //   and one float4 of Bs (broadcast): conflict-free. Stores of the k-contiguous operands (Aᵀ,
 //   B in NN) are transposing 4-byte cp.async with a warp covering 8 k × 4 m: banks 4k + m, all
 //   distinct thanks to the pad. Stores of m/n-contiguous operands are row segments: conflict-free.
+//   The _kb configurations stage NN's B k-major instead (KMajorLoader: 16-byte copies).
+// Split-k: blockIdx.y picks a k slice and the tile goes to its own partial (sgemm_simt_partials).
 constexpr int kThreads = 256;
 constexpr int kPad = 4;
 

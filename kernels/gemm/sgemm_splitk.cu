@@ -131,12 +131,12 @@ __global__ void splitk_reduce_kernel(std::int64_t m, std::int64_t n, int splits,
 // partials and of C, still in slice order, so the result equals splitk_reduce_kernel's.
 __global__ void splitk_reduce4_kernel(std::int64_t m, std::int64_t n, int splits, const float4* ws, float alpha,
                                       float beta, float* c, std::int64_t ldc) {
-  const std::int64_t quads = m / 4 * n, count4 = quads;
+  const std::int64_t quads = m / 4 * n;  // float4 per partial
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t q = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; q < quads; q += stride) {
     float4 sum = ws[q];
     for (int s = 1; s < splits; ++s) {
-      const float4 v = ws[static_cast<std::int64_t>(s) * count4 + q];
+      const float4 v = ws[static_cast<std::int64_t>(s) * quads + q];
       sum.x += v.x;
       sum.y += v.y;
       sum.z += v.z;
