@@ -156,11 +156,9 @@ __global__ void splitk_reduce4_kernel(std::int64_t m, std::int64_t n, int splits
 
 // Split-k's reduction with the splits spread over threads too (small C has few outputs and many
 // splits: one thread per output would walk hundreds of partials in a row). A block takes
-// kGroupItems items (4-row quads, or single entries when W = 1) × kGroups groups of consecutive
+// 256 / GROUPS items (4-row quads, or single entries when W = 1) × GROUPS groups of consecutive
 // splits; each thread sums its group in split order with 4 loads in flight, then the groups are
-// added in order in shared memory. Deterministic; the order is fixed by (splits, kGroups).
-constexpr int kGroups = 8, kGroupItems = 32;
-static_assert(kGroups * kGroupItems == 256, "256 threads");
+// added in order in shared memory. Deterministic; the order is fixed by (splits, GROUPS).
 
 __device__ __forceinline__ float4 add(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
 __device__ __forceinline__ float add(float a, float b) { return a + b; }
@@ -177,11 +175,13 @@ __device__ __forceinline__ void merge(float& out, float sum, float alpha, float 
   out = beta == 0.0f ? alpha * sum : __fmaf_rn(alpha, sum, beta * out);
 }
 
-template <typename T>
+template <typename T, int GROUPS>
 __global__ void __launch_bounds__(256)
     splitk_grouped_reduce_kernel(std::int64_t m, std::int64_t n, int splits, const T* __restrict__ ws, float alpha,
                                  float beta, float* c, std::int64_t ldc) {
   constexpr int W = sizeof(T) / sizeof(float);
+  constexpr int kGroups = GROUPS, kGroupItems = 256 / GROUPS;
+  static_assert(kGroups * kGroupItems == 256, "256 threads");
   __shared__ T partial[kGroups][kGroupItems];
   const std::int64_t items = m / W * n;  // W = 4 needs m % 4 == 0
   const int slot = threadIdx.x % kGroupItems, group = threadIdx.x / kGroupItems;
@@ -208,20 +208,31 @@ __global__ void __launch_bounds__(256)
   merge(*reinterpret_cast<T*>(c + i + j * ldc), sum, alpha, beta);
 }
 
+template <typename T, int GROUPS>
+void launch_grouped_reduce(std::int64_t m, std::int64_t n, int splits, const float* ws, float alpha, float beta,
+                           float* c, std::int64_t ldc, cudaStream_t stream) {
+  const std::int64_t items = m / static_cast<std::int64_t>(sizeof(T) / sizeof(float)) * n;
+  const std::int64_t blocks = (items + 256 / GROUPS - 1) / (256 / GROUPS);
+  check_grid("sgemm_splitk_simt", blocks, 1, 1);
+  splitk_grouped_reduce_kernel<T, GROUPS><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+      m, n, splits, reinterpret_cast<const T*>(ws), alpha, beta, c, ldc);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+// 32 groups when C is small and the splits many (C = 64 × 64 with 256 splits: 128 blocks of 8
+// splits per thread), else 8.
 void reduce_partials_grouped(std::int64_t m, std::int64_t n, int splits, const float* ws, float alpha, float beta,
                              float* c, std::int64_t ldc, cudaStream_t stream) {
   const bool vector = m % 4 == 0 && ldc % 4 == 0 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0 &&
                       reinterpret_cast<std::uintptr_t>(ws) % 16 == 0;
   const std::int64_t items = vector ? m / 4 * n : m * n;
-  const std::int64_t blocks = (items + kGroupItems - 1) / kGroupItems;
-  check_grid("sgemm_splitk_simt", blocks, 1, 1);
+  const bool wide = splits >= 64 && items <= 16384;
   if (vector)
-    splitk_grouped_reduce_kernel<float4><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
-        m, n, splits, reinterpret_cast<const float4*>(ws), alpha, beta, c, ldc);
+    (wide ? launch_grouped_reduce<float4, 32> : launch_grouped_reduce<float4, 8>)(m, n, splits, ws, alpha, beta, c,
+                                                                                  ldc, stream);
   else
-    splitk_grouped_reduce_kernel<float><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(m, n, splits, ws, alpha,
-                                                                                          beta, c, ldc);
-  GPUFACT_CHECK_LAUNCH();
+    (wide ? launch_grouped_reduce<float, 32> : launch_grouped_reduce<float, 8>)(m, n, splits, ws, alpha, beta, c, ldc,
+                                                                                stream);
 }
 
 // C := α Σ_s ws[s] + β C over the splits × m × n partials (ld m): float4 when the shapes allow.
