@@ -5,7 +5,9 @@
 // axes: k = 16384 and 65536 run for C up to 256 × 256 (B ≤ 64). Split-k runs the stored table's
 // splits ("auto") or explicit ones; the summary turns the explicit sweep into the table
 // (configs/tuning/sgemm_splitk.json, scripts/splitk_table.py) and gives split-k's speedups over
-// cuBLAS for small C against the 1.5×.
+// cuBLAS for small C against the 1.5×. splitk_simt64 / splitk_simt128 run split-k on the
+// SIMT main loop (64 × 64 / 128 × 128 tiles; "auto" fills every SM, slices >= 64 columns); the
+// small-C speedup takes the fastest of all split-k kernels and splits.
 #include "factorizations/gemm/gemm_experiments.hpp"
 
 #include "core/bench/case.hpp"
