@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the SASS of the SIMT SGEMM kernels (kernels/gemm/sgemm_simt.cu, volkov08 §4): no
 local-memory spills, fragments read with LDS.128, and the main loop (the loop body holding the
-most FFMA) at least 90% FFMA for 8 x 16 thread tiles and 8 x 8 ones with BK = 16 (85% otherwise).
+most FFMA) at least 90% FFMA for 8 x 16 thread tiles and 8 x 8 ones with BK = 16 (85% otherwise,
+75% for 4 x 4).
 
 usage: check_sgemm_sass.py LIBRARY_OR_OBJECT
 Exits 77 (ctest: skipped) when cuobjdump is not installed."""
@@ -78,7 +79,8 @@ def main():
         bm, bn, bk, wm, wn = (int(g) for g in m.groups()) if m else (128, 128, 16, 2, 4)
         per_thread = (bm // wm // 8) * (bn // wn // 4)
         # 90% where the loop body amortizes its loads and barrier: 8 x 16 tiles or BK = 16.
-        need = 0.90 if per_thread >= 128 or (bk >= 16 and per_thread >= 64) else 0.85
+        # 4 x 4 tiles (split-k's small-C tile) read 2 LDS.128 per 16 FFMA: 89% at best, 75% asked.
+        need = 0.90 if per_thread >= 128 or (bk >= 16 and per_thread >= 64) else 0.85 if per_thread >= 32 else 0.75
         print(f"{name}: loop {len(loop)} instructions, {ffma} FFMA ({100 * share:.1f}%), {lds128} LDS.128")
         if not lds128:
             failures.append(f"{name}: no LDS.128 in the main loop")

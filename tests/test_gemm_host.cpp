@@ -84,6 +84,20 @@ TEST(GemmHost, SplitkSlicesCoverKInMultiplesOfTheTileDepth) {
   EXPECT_EQ(kernels::sgemm_splitk_workspace_floats(64, 32, 8), 64u * 32u * 8u);
 }
 
+TEST(GemmHost, SplitkSimtHeuristicFillsTheGpuWithSlicesOfAtLeast64) {
+  using factorizations::splitk_simt_heuristic;
+  // C 64 × 64 on 64 × 64 tiles, 4 CTAs on 132 SMs: 528 wanted, k / 64 = 256 allowed.
+  EXPECT_EQ(splitk_simt_heuristic(64, 64, 16384, 64, 64, 4, 132), 256);
+  // C 256 × 256: 16 tiles → ceil(528 / 16) = 33.
+  EXPECT_EQ(splitk_simt_heuristic(256, 256, 16384, 64, 64, 4, 132), 33);
+  // 128 × 128 tiles, 2 CTAs/SM: 4 tiles → 66.
+  EXPECT_EQ(splitk_simt_heuristic(256, 256, 16384, 128, 128, 2, 132), 66);
+  // Large C needs no split; short k allows none.
+  EXPECT_EQ(splitk_simt_heuristic(8192, 8192, 16384, 64, 64, 4, 132), 1);
+  EXPECT_EQ(splitk_simt_heuristic(64, 64, 63, 64, 64, 4, 132), 1);
+  EXPECT_EQ(splitk_simt_heuristic(64, 64, 1 << 22, 64, 64, 4, 132, 64), 528);
+}
+
 TEST(GemmHost, BadArgumentsAreRejected) {
   float x = 0;
   EXPECT_THROW(sgemm_volkov_host(Op::N, -1, 1, 1, 1.0f, &x, 1, &x, 1, 0.0f, &x, 1), std::invalid_argument);

@@ -2,13 +2,15 @@
 // every configuration and transpose at sizes that are not multiples of any tile (1, 17, 100,
 // 1000, 4097; k = 1, 3, 1000, 4097), 16-byte-aligned and odd leading dimensions, β = 0 with NaN
 // in C and β ≠ 0, against a double-precision host reference; the triangle kernels with both
-// grids and both triangles, with the other triangle checked bit for bit.
+// grids and both triangles, with the other triangle checked bit for bit; split-k on the SIMT
+// main loop with NaN-poisoned workspaces and more splits than k has slices.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
 #include "core/linalg/residual.hpp"
 #include "core/linalg/random.hpp"
 #include "kernels/gemm/sgemm_simt.cuh"
 #include "kernels/gemm/sgemm_simt_table.hpp"
+#include "kernels/gemm/sgemm_splitk.cuh"
 #include "microbench/gemm/gemm_check.hpp"
 
 #include <cuda_runtime_api.h>
@@ -66,11 +68,12 @@ class GpuGemmSimt : public GpuTest {
     return odd ? (r % 2 ? r : r + 1) : (r + 3) / 4 * 4;
   }
 
-  // Runs one config on one shape and checks C against the double-precision reference.
-  void check_gemm(const std::string& config, Op ta, Op tb, Shape s, bool odd_ld, float beta) {
+  // Runs one config on one shape and checks C against the double-precision reference; splits > 0
+  // runs split-k on that config (sgemm_splitk_simt) instead.
+  void check_gemm(const std::string& config, Op ta, Op tb, Shape s, bool odd_ld, float beta, int splits = 0) {
     SCOPED_TRACE(config + " " + kernels::trans_name(ta, tb) + " m=" + std::to_string(s.m) + " n=" +
                  std::to_string(s.n) + " k=" + std::to_string(s.k) + (odd_ld ? " odd ld" : " aligned ld") +
-                 " beta=" + std::to_string(beta));
+                 " beta=" + std::to_string(beta) + " splits=" + std::to_string(splits));
     const std::int64_t ar = ta == Op::N ? s.m : s.k, ac = ta == Op::N ? s.k : s.m;
     const std::int64_t br = tb == Op::N ? s.k : s.n, bc = tb == Op::N ? s.n : s.k;
     Operand a = make(ar, ac, leading(ar, odd_ld), 11 + s.m);
@@ -81,14 +84,58 @@ class GpuGemmSimt : public GpuTest {
       GPUFACT_CUDA_CHECK(cudaMemsetAsync(c.dev.data(), 0xff, c.dev.bytes(), stream_));
     }
     const float alpha = 0.75f;
-    kernels::sgemm_simt(config, ta, tb, s.m, s.n, s.k, alpha, a.dev.data(), a.host.ld(), b.dev.data(), b.host.ld(),
-                        beta, c.dev.data(), c.host.ld(), stream_);
+    if (splits > 0) {
+      const std::size_t floats = kernels::sgemm_splitk_workspace_floats(s.m, s.n, splits);
+      DeviceBuffer<float> ws(std::max<std::size_t>(floats, 1));
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.data(), 0xff, ws.bytes(), stream_));  // NaN: every slot must be written
+      kernels::sgemm_splitk_simt(config, ta, tb, s.m, s.n, s.k, splits, alpha, a.dev.data(), a.host.ld(), b.dev.data(),
+                                 b.host.ld(), beta, c.dev.data(), c.host.ld(), ws.data(), floats, stream_);
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    } else {
+      kernels::sgemm_simt(config, ta, tb, s.m, s.n, s.k, alpha, a.dev.data(), a.host.ld(), b.dev.data(), b.host.ld(),
+                          beta, c.dev.data(), c.host.ld(), stream_);
+    }
     const HostMatrix<float> got = download(c);
     const double err = gemm_error<float>(ta == Op::N ? 'N' : 'T', tb == Op::N ? 'N' : 'T', a.host.view(), b.host.view(),
                                          c0.view(), got.view(), alpha, beta);
     EXPECT_LE(err, static_cast<double>(s.k) + 2.0);
   }
 };
+
+TEST_F(GpuGemmSimt, SplitkOnTheSimtMainLoopMatchesTheReference) {
+  // Small C at large k (the split-k target), odd sizes, and splits beyond k's slices (empty ones).
+  const std::vector<Shape> shapes = {{1, 1, 1}, {17, 100, 1000}, {64, 64, 4099}, {100, 17, 4097}, {256, 256, 2000}};
+  for (const char* config : {"simt_64x64x16_s3", "simt_128x128x16_s3"})
+    for (auto [ta, tb] : {std::pair{Op::N, Op::N}, std::pair{Op::N, Op::T}, std::pair{Op::T, Op::N}})
+      for (const Shape& s : shapes)
+        for (int splits : {1, 3, 64, 257}) {
+          check_gemm(config, ta, tb, s, false, 0.0f, splits);
+          check_gemm(config, ta, tb, s, true, -1.5f, splits);
+        }
+  // The splits the fig5 heuristic picks for C = 64 × 64, k = 16384.
+  check_gemm("simt_64x64x16_s3", Op::N, Op::N, {64, 64, 16384}, false, 0.0f, 256);
+  check_gemm("simt_64x64x16_s3", Op::N, Op::T, {64, 64, 16384}, false, 0.0f, 256);
+}
+
+TEST_F(GpuGemmSimt, SplitkRejectsBadArguments) {
+  DeviceBuffer<float> buf(64);
+  const std::string cfg = "simt_64x64x16_s3";
+  EXPECT_THROW(kernels::sgemm_splitk_simt(cfg, Op::N, Op::N, 4, 4, 4, 0, 1, buf.data(), 4, buf.data(), 4, 0, buf.data(),
+                                          4, buf.data(), 64, stream_),
+               std::invalid_argument);  // splits = 0
+  EXPECT_THROW(kernels::sgemm_splitk_simt(cfg, Op::N, Op::N, 4, 4, 4, 8, 1, buf.data(), 4, buf.data(), 4, 0, buf.data(),
+                                          4, buf.data(), 64, stream_),
+               std::invalid_argument);  // 8 × 16 floats needed
+  EXPECT_THROW(kernels::sgemm_splitk_simt(cfg, Op::T, Op::T, 4, 4, 4, 1, 1, buf.data(), 4, buf.data(), 4, 0, buf.data(),
+                                          4, buf.data(), 64, stream_),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::sgemm_splitk_simt("no_such_config", Op::N, Op::N, 4, 4, 4, 1, 1, buf.data(), 4, buf.data(), 4,
+                                          0, buf.data(), 4, buf.data(), 64, stream_),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::sgemm_simt_partials(cfg, Op::N, Op::N, 4, 4, 64, 2, 16, buf.data(), 4, buf.data(), 64,
+                                            buf.data(), 64, stream_),
+               std::invalid_argument);  // 2 slices of 16 miss k = 64
+}
 
 TEST_F(GpuGemmSimt, EveryConfigAndTransposeMatchesTheReference) {
   for (const auto& cfg : kernels::sgemm_simt_configs())

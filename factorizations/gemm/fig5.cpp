@@ -5,7 +5,9 @@
 // axes: k = 16384 and 65536 run for C up to 256 × 256 (B ≤ 64). Split-k runs the stored table's
 // splits ("auto") or explicit ones; the summary turns the explicit sweep into the table
 // (configs/tuning/sgemm_splitk.json, scripts/splitk_table.py) and gives split-k's speedups over
-// cuBLAS for small C against the 1.5×.
+// cuBLAS for small C against the 1.5×. splitk_simt64 / splitk_simt128 run split-k on the
+// SIMT main loop (64 × 64 / 128 × 128 tiles; "auto" fills every SM, slices >= 64 columns); the
+// small-C speedup takes the fastest of all split-k kernels and splits.
 #include "factorizations/gemm/gemm_experiments.hpp"
 
 #include "core/bench/case.hpp"
@@ -16,6 +18,7 @@
 #include "factorizations/gemm/gemm_bench.hpp"
 #include "factorizations/gemm/gemm_variants.hpp"
 #include "factorizations/gemm/splitk_table.hpp"
+#include "kernels/gemm/sgemm_simt.cuh"
 #include "kernels/gemm/sgemm_splitk.cuh"
 
 #include <charconv>
@@ -44,6 +47,16 @@ int parse_splits(const std::string& text) {
   return v;
 }
 
+// Split-k on the SIMT main loop (kernels/gemm/sgemm_splitk.cuh): the fig5 kernel name → its tile
+// configuration; empty for the other kernels.
+std::string splitk_simt_config(const std::string& kernel) {
+  if (kernel == "splitk_simt64") return "simt_64x64x16_s3";
+  if (kernel == "splitk_simt128") return "simt_128x128x16_s3";
+  return {};
+}
+
+bool is_splitk(const std::string& kernel) { return kernel.rfind("splitk", 0) == 0; }
+
 gemm_bench::Shape shape_of(std::int64_t blocks, std::int64_t k) {
   const std::int64_t bm = gemm_bench::block_rows_for(blocks);
   return {64 * bm, 16 * (blocks / bm), k, Op::N};
@@ -59,7 +72,18 @@ void run_fig5(Case& c) {
   res.data["k"] = shape.k;
 
   int splits = 0;
-  if (kernel == "splitk") {
+  const std::string simt_config = splitk_simt_config(kernel);
+  if (!simt_config.empty()) {
+    splits = parse_splits(c.text("splits"));
+    if (splits == 0) {
+      const kernels::SgemmSimtConfig cfg = kernels::sgemm_simt_config(simt_config);
+      splits = splitk_simt_heuristic(shape.m, shape.n, shape.k, cfg.block_m, cfg.block_n, cfg.min_blocks_per_sm,
+                                     c.session().gpu().sm_count);
+      res.data["splits_source"] = "heuristic";
+    }
+    res.data["splits"] = splits;
+    res.data["config"] = simt_config;
+  } else if (kernel == "splitk") {
     splits = parse_splits(c.text("splits"));
     if (splits == 0) {
       const auto& table = stored_splitk_table();
@@ -105,6 +129,13 @@ void run_fig5(Case& c) {
                             s);
     };
     label = "split-k (" + std::to_string(splits) + " slices)";
+  } else if (!simt_config.empty()) {
+    launch = [&] {
+      kernels::sgemm_splitk_simt(simt_config, Op::N, shape.tb, shape.m, shape.n, shape.k, splits, op.alpha,
+                                 op.a.data(), op.lda(), op.b.data(), op.ldb(), op.beta, op.c.data(), op.ldc(),
+                                 workspace.data(), workspace_floats, s);
+    };
+    label = "split-k on " + simt_config + " (" + std::to_string(splits) + " slices)";
   } else if (variant) {
     launch = [&] {
       variant->launch(Op::N, shape.tb, shape.m, shape.n, shape.k, op.alpha, op.a.data(), op.lda(), op.b.data(),
@@ -126,6 +157,8 @@ void summarize_fig5(Summary& s) {
     double cublas = 0, volkov = 0, splitk_auto = 0, splitk_best = 0;
     int auto_splits = 0, best_splits = 0;     // best over explicit values
     double explicit_best = 0;
+    std::string best_kernel;                   // fastest split-k kernel and its splits
+    int best_kernel_splits = 0;
   };
   std::map<Key, Times> shapes;
   for (const auto& r : s.results()) {
@@ -137,9 +170,14 @@ void summarize_fig5(Summary& s) {
     Times& times = shapes[key];
     if (kernel == "cublas") times.cublas = t;
     if (kernel == "volkov") times.volkov = t;
-    if (kernel != "splitk") continue;
+    if (!is_splitk(kernel)) continue;
     const int splits = r.data.value("splits", 0);
-    if (times.splitk_best == 0 || t < times.splitk_best) times.splitk_best = t;
+    if (times.splitk_best == 0 || t < times.splitk_best) {
+      times.splitk_best = t;
+      times.best_kernel = kernel;
+      times.best_kernel_splits = splits;
+    }
+    if (kernel != "splitk") continue;
     if (r.axes.value("splits", std::string()) == "auto") {
       times.splitk_auto = t;
       times.auto_splits = splits;
@@ -178,6 +216,8 @@ void summarize_fig5(Summary& s) {
     d.status = Status::passed;
     d.metrics.push_back(derived_metric("splitk_best/speedup", "best split-k / cuBLAS (target 1.5×)", "×",
                                        t.cublas / t.splitk_best));
+    d.metrics.push_back(derived_metric("splitk_best/splits", "slices of the fastest split-k (" + t.best_kernel + ")",
+                                       "", static_cast<double>(t.best_kernel_splits), true, false));
     if (t.splitk_auto > 0)
       d.metrics.push_back(derived_metric("splitk_auto/speedup", "split-k with the stored splits / cuBLAS", "×",
                                          t.cublas / t.splitk_auto));
@@ -185,7 +225,8 @@ void summarize_fig5(Summary& s) {
       d.metrics.push_back(derived_metric("volkov/speedup", "volkov08 kernel / cuBLAS", "×", t.cublas / t.volkov, true,
                                          false));
     d.data = {{"cublas_s", t.cublas}, {"splitk_best_s", t.splitk_best}, {"splitk_auto_s", t.splitk_auto},
-              {"auto_splits", t.auto_splits}, {"best_splits", t.best_splits}, {"target_speedup", kTargetSpeedup}};
+              {"auto_splits", t.auto_splits}, {"best_splits", t.best_splits}, {"target_speedup", kTargetSpeedup},
+              {"best_kernel", t.best_kernel}, {"best_kernel_splits", t.best_kernel_splits}};
     if (t.cublas / t.splitk_best < kTargetSpeedup)
       d.reason = "below the 1.5× target: cuBLAS " + std::to_string(t.cublas * 1e6) + " µs, best split-k " +
                  std::to_string(t.splitk_best * 1e6) + " µs";
@@ -199,13 +240,15 @@ void register_fig5(Registry& registry) {
   std::vector<std::string> kernels = {"cublas"};
   for (const auto& name : sgemm_variant_names(false)) kernels.push_back(name);
   kernels.push_back("splitk");
+  kernels.push_back("splitk_simt64");
+  kernels.push_back("splitk_simt128");
   std::string kernel_list;
   for (const auto& k : kernels) kernel_list += (kernel_list.empty() ? "" : ",") + k;
   Experiment e;
   e.key = "volkov08.fig5";
   e.artifact = "volkov08.fig5";
-  e.title = "SGEMM runtime vs number of 64×16 blocks of C at k = 1024: cuBLAS, the paper's kernel, split-k; small C "
-            "at large k (volkov08 Fig. 5, §4.3)";
+  e.title = "SGEMM runtime vs number of 64×16 blocks of C at k = 1024: cuBLAS, the paper's kernel, split-k (also on "
+            "the SIMT main loop); small C at large k (volkov08 Fig. 5, §4.3)";
   e.axes = {
       {.name = "blocks", .kind = AxisKind::integer,
        .help = "64×16 blocks of C (C as square as the count allows: 4q² blocks = 64q × 64q)",
@@ -217,8 +260,9 @@ void register_fig5(Registry& registry) {
       {.name = "kernel", .kind = AxisKind::text, .help = "cuBLAS sgemm (no TF32), the SGEMMs of this suite, split-k",
        .defaults = kernel_list, .choices = kernels},
       {.name = "splits", .kind = AxisKind::text,
-       .help = "split-k slices: auto (stored table, else heuristic) or a count (<= ceil(k/16); steps of about √2)",
-       .defaults = "auto,1,2,4,8,16,32,64,128,256", .quick = "auto,1,8,64",
+       .help = "split-k slices: auto (splitk: stored table, else heuristic; splitk_simt*: fill every SM, slices >= 64) "
+               "or a count (<= ceil(k/16); steps of about √2)",
+       .defaults = "auto,1,2,4,8,16,32,64,128,256,512", .quick = "auto,8,64,256,512",
        .choices = {"auto", "1", "2", "3", "4", "6", "8", "12", "16", "24", "32", "48", "64", "96", "128", "192", "256",
                    "384", "512", "768", "1024", "1536", "2048", "3072", "4096"}},
   };
@@ -228,7 +272,7 @@ void register_fig5(Registry& registry) {
     if (p.integer("k") != 1024 && p.integer("blocks") > kSmallCBlocks) return false;
     const std::string& splits = p.text("splits");
     if (splits == "auto") return true;
-    return p.text("kernel") == "splitk" && parse_splits(splits) <= (p.integer("k") + 15) / 16;
+    return is_splitk(p.text("kernel")) && parse_splits(splits) <= (p.integer("k") + 15) / 16;
   };
   e.run = run_fig5;
   e.summarize = summarize_fig5;

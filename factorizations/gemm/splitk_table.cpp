@@ -90,6 +90,16 @@ int splitk_heuristic(std::int64_t m, std::int64_t n, std::int64_t k, int sm_coun
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, by_depth), 1, kernels::kSplitkMaxSplits));
 }
 
+int splitk_simt_heuristic(std::int64_t m, std::int64_t n, std::int64_t k, int block_m, int block_n, int ctas_per_sm,
+                          int sm_count, std::int64_t min_slice) {
+  const std::int64_t bm = std::max(block_m, 1), bn = std::max(block_n, 1);
+  const std::int64_t tiles = std::max<std::int64_t>(1, ((m + bm - 1) / bm) * ((n + bn - 1) / bn));
+  const std::int64_t slots = std::int64_t{std::max(ctas_per_sm, 1)} * std::max(sm_count, 1);
+  const std::int64_t want = (slots + tiles - 1) / tiles;
+  const std::int64_t by_depth = std::max<std::int64_t>(1, k / std::max<std::int64_t>(min_slice, 1));
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(want, by_depth), 1, kernels::kSplitkMaxSplits));
+}
+
 SplitsChoice choose_splits(const SplitkTable* table, std::int64_t m, std::int64_t n, std::int64_t k, int sm_count) {
   if (table && !table->entries.empty()) {
     const SplitkEntry* best = &table->entries.front();

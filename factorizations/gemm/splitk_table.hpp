@@ -41,6 +41,12 @@ nlohmann::json splitk_table_json(const std::vector<SplitkEntry>& entries, const 
 // 256 columns of k, at most kSplitkMaxSplits.
 int splitk_heuristic(std::int64_t m, std::int64_t n, std::int64_t k, int sm_count);
 
+// For split-k on SIMT tiles (block_m × block_n, ctas_per_sm resident per SM): enough CTAs to fill
+// every SM ctas_per_sm times (tiles × splits), each slice keeping at least min_slice columns of k,
+// at most kSplitkMaxSplits.
+int splitk_simt_heuristic(std::int64_t m, std::int64_t n, std::int64_t k, int block_m, int block_n, int ctas_per_sm,
+                          int sm_count, std::int64_t min_slice = 64);
+
 struct SplitsChoice {
   int splits = 1;
   std::string source;  // "table (m×n×k)", "heuristic"

@@ -45,6 +45,15 @@ void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int6
                 const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                 std::int64_t ldc, cudaStream_t stream);
 
+// Split-k partial products on the same main loop (volkov08 §4.3): for s < splits,
+//   workspace + s·m·n (m × n, ld m) := op(A)(:, K_s) op(B)(K_s, :),  K_s = [s·slice, min(k, (s+1)·slice)),
+// an empty K_s giving zeros. slice·splits must cover k; the workspace holds m·n·splits floats.
+// The sum over s (kernels/gemm/sgemm_splitk.cuh) completes C. Throws std::invalid_argument as
+// sgemm_simt does, and for splits outside 1..65535, slices that miss k or a short workspace.
+void sgemm_simt_partials(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                         int splits, std::int64_t slice, const float* a, std::int64_t lda, const float* b,
+                         std::int64_t ldb, float* workspace, std::size_t workspace_floats, cudaStream_t stream);
+
 // How the triangular launcher maps CTAs to C's tiles (volkov08 §4.2): `flipped` launches exactly
 // the T(T+1)/2 nonzero tiles (the triangle cut in two and one piece flipped into a rectangle);
 // `early_exit` launches the full T × T grid and the blocks off the triangle return at once.

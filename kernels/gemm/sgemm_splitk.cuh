@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace gpufact::kernels {
 
@@ -29,5 +30,18 @@ std::size_t sgemm_splitk_workspace_floats(std::int64_t m, std::int64_t n, int sp
 void sgemm_splitk(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, int splits, float alpha,
                   const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                   std::int64_t ldc, float* workspace, std::size_t workspace_floats, cudaStream_t stream);
+
+// Split-k on the SIMT SGEMM's main loop (kernels/gemm/sgemm_simt.cuh, sgemm_simt_partials): the
+// named tile configuration (simt_64x64x16_s3 for C up to ~128 × 128, simt_128x128x16_s3 above)
+// computes the partials of slices of sgemm_splitk_simt_slice(config, k, splits) columns, 16-byte
+// copies and all; a reduction that spreads the splits over 8 or 32 thread groups (each summed in
+// split order, then the groups in order: deterministic) completes C := αΣ + βC. NN, NT and TN; the
+// workspace is sgemm_splitk_workspace_floats(m, n, splits) floats. Throws std::invalid_argument
+// like sgemm_splitk, and for TT or an unknown config.
+std::int64_t sgemm_splitk_simt_slice(std::string_view config, std::int64_t k, int splits);
+void sgemm_splitk_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                       int splits, float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                       float beta, float* c, std::int64_t ldc, float* workspace, std::size_t workspace_floats,
+                       cudaStream_t stream);
 
 }  // namespace gpufact::kernels

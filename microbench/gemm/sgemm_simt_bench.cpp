@@ -376,7 +376,8 @@ void register_sgemm_tune(Registry& registry) {
   e.title = "SIMT SGEMM (no tensor cores): tile configs × transposes × shapes vs cuBLAS; best config table";
   e.axes = {
       {.name = "config", .kind = AxisKind::text, .help = "tile configuration, or cublas (cublasSgemm, TF32 off)",
-       .defaults = join(configs), .quick = "simt_128x128x8_s3,simt_128x128x16_s3,simt_128x256x8_s3,cublas",
+       .defaults = join(configs), .quick = "simt_128x128x16_s3,simt_128x128x32_s3,simt_128x128x16_s4,simt_128x256x16_s3,"
+                "simt_128x128x16_s3_kb,cublas",
        .full = join(configs), .choices = configs},
       {.name = "trans", .kind = AxisKind::text, .help = "op(A) op(B)", .defaults = "NN,NT,TN", .quick = "NN,NT",
        .full = "NN,NT,TN", .choices = {"NN", "NT", "TN"}},
@@ -384,7 +385,7 @@ void register_sgemm_tune(Registry& registry) {
        .help = "square: size³; k64: size × 64 · 64 × size; n64: size × size · size × 64",
        .defaults = "square", .quick = "square", .full = "square,k64,n64", .choices = {"square", "k64", "n64"}},
       {.name = "size", .kind = AxisKind::integer, .help = "n of the square shape; m and the long side of thin ones",
-       .defaults = "4096,8192", .quick = "4096", .full = "1024:16384:*2", .min = 1, .max = 65536},
+       .defaults = "4096,8192", .quick = "4096,8192,16384", .full = "1024:16384:*2", .min = 1, .max = 65536},
   };
   e.needs.gpus = 1;
   // Thin shapes are swept from 4096 up (the factorizations' panel updates).
