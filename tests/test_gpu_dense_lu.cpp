@@ -204,10 +204,11 @@ void check_hybrid(Shape sh, const std::string& what, const LuOptions& o, cudaStr
 
 template <class T>
 void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, std::int64_t nb = 64,
-                    std::int64_t leaf = 0, UpdateGemm gemm = UpdateGemm::cublas) {
+                    std::int64_t leaf = 0, UpdateGemm gemm = UpdateGemm::cublas, bool inverse = true) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " resident m=" + std::to_string(sh.m) + " n=" +
                std::to_string(sh.n) + (lookahead ? " lookahead" : "") + (from_host ? " host data" : " device data") +
-               " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) + " " + update_gemm_entry(gemm).name);
+               " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) + " " + update_gemm_entry(gemm).name +
+               (inverse ? " inverse" : " trsm"));
   HostMatrix<T> a(sh.m, sh.n);
   fill_uniform(a.view(), static_cast<std::uint64_t>(sh.m * 5 + sh.n));
   PinnedBuffer<T> work(static_cast<std::size_t>(sh.m * sh.n));
@@ -218,6 +219,7 @@ void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, st
   o.lookahead = lookahead;
   o.panel_leaf = leaf;
   o.gemm = gemm;
+  o.inverse_trsm = inverse;
   LuResidentWorkspace<T> ws(sh.m, sh.n, o);
   int info = 0;
   PhaseTimer timer;
@@ -230,6 +232,10 @@ void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, st
     const PhaseTotals t = timer.finish();
     if (sh.m > 16 && sh.n > 16) {
       EXPECT_GT(t[Phase::gpu_panel], 0.0);
+    }
+    // U12 exists (and is timed) when some column lies right of the first panel.
+    if (std::min(sh.m, sh.n) > 0 && sh.n > std::min({nb, sh.m, sh.n})) {
+      EXPECT_GT(t[Phase::gpu_u12], 0.0);
     }
     EXPECT_LE(t.overlap, t[Phase::gpu_panel] + 1e-9);
     EXPECT_LE(t.overlap_compute, t.overlap + 1e-9);
@@ -272,6 +278,25 @@ TEST_F(DenseLuGpu, GpuResidentRecursivePanel) {
   check_resident<float>({300, 300}, true, false, stream_, 64, 0, UpdateGemm::simt);
 }
 
+// U12 by inv(L11)·A12 (GEMM, the default) and by trsm (the ablation) give the same factorization:
+// odd sizes, nb not dividing n, a narrow last panel, m < n and m > n, recursive panels, both data
+// places, with and without look-ahead.
+TEST_F(DenseLuGpu, GpuResidentInverseAndTrsmU12) {
+  for (const auto& sh : shapes())
+    for (bool inverse : {true, false})
+      for (bool la : {true, false}) {
+        check_resident<float>(sh, la, false, stream_, 64, 0, UpdateGemm::cublas, inverse);
+        check_resident<double>(sh, la, false, stream_, 64, 0, UpdateGemm::cublas, inverse);
+        check_resident<float>(sh, la, true, stream_, 100, 24, UpdateGemm::cublas, inverse);
+        check_resident<double>(sh, la, false, stream_, 100, 24, UpdateGemm::cublas, inverse);
+      }
+  for (bool inverse : {true, false}) {
+    check_resident<float>({1000, 1000}, true, false, stream_, 256, 0, UpdateGemm::cublas, inverse);
+    check_resident<double>({777, 1031}, true, false, stream_, 128, 32, UpdateGemm::cublas, inverse);
+    check_resident<float>({1031, 777}, false, false, stream_, 128, 0, UpdateGemm::cublas, inverse);
+  }
+}
+
 // A zero column k stays exactly zero through every update: LAPACK's info is k + 1.
 TEST_F(DenseLuGpu, SingularInfoAsLapack) {
   const std::int64_t n = 300;
@@ -291,16 +316,20 @@ TEST_F(DenseLuGpu, SingularInfoAsLapack) {
       const MatrixView<const double> lu{work.data(), n, n, n, Layout::col_major};
       EXPECT_LT(lu_residual<double>(a.view(), lu, ipiv.data()), kTolerance) << what;
     }
-    for (std::int64_t leaf : {0, 16}) {
-      PinnedBuffer<double> work(static_cast<std::size_t>(n * n));
-      std::memcpy(work.data(), a.data(), work.bytes());
-      LuOptions o;
-      o.nb = 64;
-      o.panel_leaf = leaf;
-      LuResidentWorkspace<double> ws(n, n, o);
-      EXPECT_EQ(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), expected)
-          << "gpu_resident leaf " << leaf;
-    }
+    for (std::int64_t leaf : {0, 16})
+      for (bool inverse : {true, false}) {
+        PinnedBuffer<double> work(static_cast<std::size_t>(n * n));
+        std::memcpy(work.data(), a.data(), work.bytes());
+        LuOptions o;
+        o.nb = 64;
+        o.panel_leaf = leaf;
+        o.inverse_trsm = inverse;
+        LuResidentWorkspace<double> ws(n, n, o);
+        EXPECT_EQ(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), expected)
+            << "gpu_resident leaf " << leaf << (inverse ? " inverse" : " trsm");
+        const MatrixView<const double> lu{work.data(), n, n, n, Layout::col_major};
+        EXPECT_LT(lu_residual<double>(a.view(), lu, ipiv.data()), kTolerance) << "gpu_resident leaf " << leaf;
+      }
   }
 }
 

@@ -54,6 +54,7 @@ LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   o.nb = nb > 0 ? nb : auto_nb(method, n, e);
   if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
   if (c.point().has("leaf")) o.panel_leaf = c.integer("leaf");
+  if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
   if (c.point().has("threads")) o.cpu_threads = static_cast<int>(c.integer("threads"));
   return o;
 }
@@ -321,7 +322,10 @@ void summarize_fig7(Summary& s) {
   std::map<std::string, double> gemm_best;
   for (const auto& r : s.results()) {
     if (r.status != Status::passed) continue;
-    const std::string p = r.axes.value("precision", ""), key = r.axes.value("method", "") + "/" + r.axes.value("data", "");
+    // The trsm ablation of the GPU-resident U12 is a row of its own.
+    const std::string ablation = r.axes.value("u12", "inverse") == "trsm" ? "+trsm" : "";
+    const std::string p = r.axes.value("precision", ""),
+                      key = r.axes.value("method", "") + ablation + "/" + r.axes.value("data", "");
     const std::int64_t n = r.axes.value("n", std::int64_t{0});
     rate[p][key][n] = metric_of(r, "lu/flop_rate");
     gemm_best[p] = std::max(gemm_best[p], metric_of(r, "gemm/flop_rate"));
@@ -456,12 +460,16 @@ void register_dense(Registry& registry) {
         nb_axis(),
         gemm_axis(),
         leaf_axis(),
+        {.name = "u12", .kind = AxisKind::text,
+         .help = "gpu_resident: U12 = inv(L11)·A12 by GEMM (inverse, volkov08 §5) or by cuBLAS trsm (the ablation)",
+         .defaults = "inverse", .choices = {"inverse", "trsm"}},
     };
     e.axes[1].quick = "s";  // FP32 only in the quick preset: n = 16384 for four methods stays under a minute
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
       if (m != "gpu_resident" && p.integer("leaf") != 0) return false;
+      if (m != "gpu_resident" && p.text("u12") != "inverse") return false;
       if (m == "openblas") return p.text("data") == "host" && p.integer("n") <= kOpenblasMax;
       if (m == "hybrid") return p.text("data") == "host";
       return true;

@@ -5,6 +5,7 @@
 #include "factorizations/dense/staging.hpp"
 #include "kernels/dense/finite_check.cuh"
 #include "kernels/dense/row_swaps.cuh"
+#include "kernels/qr/caqr_kernels.cuh"
 
 #include <algorithm>
 #include <stdexcept>
@@ -23,7 +24,6 @@ LuOptions one_level(LuOptions o) {
   o.cpu_threads = 0;
   o.two_level = false;
   o.row_major = false;
-  o.inverse_trsm = false;
   return o;
 }
 
@@ -68,6 +68,10 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   }
   solver_device = DeviceBuffer<std::byte>(std::max<std::size_t>(dmax, 1));
   solver_host.resize(hmax);
+  if (options.inverse_trsm && k > 0) {
+    inverse = DeviceBuffer<T>(static_cast<std::size_t>(2 * options.nb * options.nb));
+    u12 = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * n));
+  }
 }
 
 std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,
@@ -75,6 +79,7 @@ std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const L
   const std::int64_t ld = device_ld(m, n, false);
   return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
          static_cast<std::size_t>(std::min(m, n)) * 8 + static_cast<std::size_t>(m) * o.nb * element_bytes +
+         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (n + 2 * o.nb)) * element_bytes : 0) +
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
 
@@ -138,10 +143,21 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     self(self, mid, c1);
     for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
   };
+  const bool inverse = ws.options.inverse_trsm;
+  const std::int64_t nb = ws.options.nb;
+  auto inverse_of = [&](std::size_t i) { return ws.inverse.data() + static_cast<std::int64_t>(i % 2) * nb * nb; };
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
     GpuPhase phase(timer, Phase::gpu_panel, sp);
     factor_columns(factor_columns, s.j0, s.j1);
+    // inv(L11) for this step's U12 GEMMs (volkov08 §5): trsm on the w × w identity, w³ flops, on
+    // the panel stream before the panel's ready event. Only when some column lies right of the panel.
+    const std::int64_t w = s.j1 - s.j0;
+    if (inverse && s.j1 < n && w > 0) {
+      kernels::launch_set_identity<T>(inverse_of(i), nb, w, w, sp);
+      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, w, T(1), d.at(s.j0, s.j0), ldda,
+                   inverse_of(i), nb);
+    }
   };
 
   // Stream roles per step i (panel i = columns [j0, j1) already factored, ready event recorded):
@@ -152,13 +168,25 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   // The panel stream waits for the previous update (it shares the next panel's columns), the
   // update stream for the panel's factorization, aux for both (the previous update reads L21).
   auto record_panel_ready = [&] { st.lookahead_done.record(sp); };
-  auto trsm_u12 = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
+  // U12 on columns [c0, c1) of step i: inv(L11)·A12 into ws.u12 by one GEMM and copied back
+  // (a GEMM cannot write over its input), or cuBLAS trsm in place.
+  auto solve_u12 = [&](std::size_t i, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
     if (c1 <= c0) return;
-    const std::int64_t w = s.j1 - s.j0;
-    GpuPhase phase(timer, Phase::gpu_compute, strm,
-                   static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(c1 - c0));
-    dev::trsm<T>(strm == sp ? ws.panel_blas : ws.update_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, c1 - c0,
-                 T(1), d.at(s.j0, s.j0), ldda, d.at(s.j0, c0), ldda);
+    const LuStep& s = steps[i];
+    const std::int64_t w = s.j1 - s.j0, cols = c1 - c0;
+    CublasHandle& blas = strm == sp ? ws.panel_blas : ws.update_blas;
+    if (inverse) {
+      GpuPhase phase(timer, Phase::gpu_u12, strm, 2.0 * static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(cols));
+      T* out = ws.u12.data() + c0 * nb;
+      dev::gemm<T>(blas, Op::N, Op::N, w, cols, w, T(1), inverse_of(i), nb, d.at(s.j0, c0), ldda, T(0), out, nb);
+      GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(d.at(s.j0, c0), static_cast<std::size_t>(ldda) * sizeof(T), out,
+                                           static_cast<std::size_t>(nb) * sizeof(T), static_cast<std::size_t>(w) * sizeof(T),
+                                           static_cast<std::size_t>(cols), cudaMemcpyDeviceToDevice, strm));
+      return;
+    }
+    GpuPhase phase(timer, Phase::gpu_u12, strm, static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(cols));
+    dev::trsm<T>(blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, cols, T(1), d.at(s.j0, s.j0), ldda,
+                 d.at(s.j0, c0), ldda);
   };
   auto swap_panel_rows = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
     if (c1 <= c0) return;
@@ -188,11 +216,11 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.lookahead_done.get(), 0));
     swap_panel_rows(s, 0, s.j0, sa);
     swap_panel_rows(s, rest_begin, n, su);
-    trsm_u12(s, rest_begin, n, su);
+    solve_u12(i, rest_begin, n, su);
     update(s.j0, s.j1, rest_begin, n, su, true);
     if (ahead) {
       swap_panel_rows(s, s.j1, rest_begin, sp);
-      trsm_u12(s, s.j1, rest_begin, sp);
+      solve_u12(i, s.j1, rest_begin, sp);
       update(s.j0, s.j1, s.j1, rest_begin, sp, true);
       factor_panel(i + 1);
       record_panel_ready();

@@ -2,7 +2,9 @@
 // panels are factored on the GPU too (cusolverDnXgetrf on the panel's columns), with the same
 // look-ahead on two streams: panel j+1 is factored while the rest is updated with panel j (the
 // next panel's columns on the high-priority panel stream, the rest on the update stream, each
-// with its own interchanges and U12). U12 by cuBLAS trsm, updates through the update-GEMM table;
+// with its own interchanges and U12). U12 = inv(L11) · A12 by one GEMM per stream and step
+// (LuOptions::inverse_trsm, volkov08 §5: cuBLAS trsm runs far below the GEMM rate; inv(L11) by a
+// trsm on the nb × nb identity right after the panel), or by cuBLAS trsm; updates through the update-GEMM table;
 // the panel optionally recursive (LuOptions::panel_leaf). The modern variant beside the paper's hybrid:
 // a 16-core host against a 60 TFLOP/s GPU.
 #pragma once
@@ -22,8 +24,8 @@ namespace gpufact::dense {
 template <class T>
 class LuResidentWorkspace {
  public:
-  // Uses o.nb, o.lookahead, o.gemm and o.panel_leaf (0: one cuSOLVER getrf per panel, which blocks
-  // inside it; > 0: the recursive panel).
+  // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm and o.panel_leaf (0: one cuSOLVER getrf per
+  // panel, which blocks inside it; > 0: the recursive panel).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
   std::int64_t m, n, ld;
   LuOptions options;
@@ -32,6 +34,10 @@ class LuResidentWorkspace {
   DeviceBuffer<int> infos;  // one per panel
   DeviceBuffer<unsigned long long> first_nonfinite;
   DeviceBuffer<std::byte> solver_device;
+  // inverse_trsm: inv(L11) of two consecutive panels (nb × nb each, ld nb; the update stream may
+  // still read panel i's while panel i + 1's is made), and U12 = inv(L11)·A12 out of place
+  // (nb × n, ld nb, indexed by the matrix column, so the two streams' column ranges never meet).
+  DeviceBuffer<T> inverse, u12;
   std::vector<std::byte> solver_host;
   PinnedBuffer<std::int64_t> host_ipiv;
   PinnedBuffer<int> host_infos;

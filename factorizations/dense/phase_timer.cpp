@@ -13,6 +13,7 @@ const char* phase_name(Phase p) {
     case Phase::transfer: return "transfer";
     case Phase::cpu_panel: return "cpu_panel";
     case Phase::gpu_panel: return "gpu_panel";
+    case Phase::gpu_u12: return "gpu_u12";
     case Phase::count: break;
   }
   return "unknown";

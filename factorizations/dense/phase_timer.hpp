@@ -15,7 +15,8 @@
 
 namespace gpufact::dense {
 
-enum class Phase { gpu_compute, pivoting, transpose, transfer, cpu_panel, gpu_panel, count };
+// gpu_u12: the GPU-resident LU's U12 = inv(L11)·A12 (or trsm), apart from its trailing GEMM (gpu_compute).
+enum class Phase { gpu_compute, pivoting, transpose, transfer, cpu_panel, gpu_panel, gpu_u12, count };
 const char* phase_name(Phase p);  // "gpu_compute", ...
 
 // [begin, end) in seconds on a common timeline.
