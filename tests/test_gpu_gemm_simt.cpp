@@ -147,6 +147,50 @@ TEST_F(GpuGemmSimt, EveryConfigAndTransposeMatchesTheReference) {
         }
 }
 
+// NN through the transposed B ("+bt"): the per-stream cached workspace (sgemm_simt with the
+// suffix), odd sizes, odd (unaligned) ldb, β = 0 on a NaN C; NT/TN with the suffix run the base.
+TEST_F(GpuGemmSimt, TransposedBPathMatchesTheReference) {
+  for (const char* config : {"simt_128x128x16_s3+bt", "simt_128x128x32_s3+bt", "simt_64x64x16_s3+bt"})
+    for (const Shape& s : kShapes)
+      for (bool odd_ld : {false, true}) {
+        check_gemm(config, Op::N, Op::N, s, odd_ld, 0.0f);
+        check_gemm(config, Op::N, Op::N, s, odd_ld, -1.5f);
+      }
+  for (auto [ta, tb] : {std::pair{Op::N, Op::T}, std::pair{Op::T, Op::N}})
+    check_gemm("simt_128x128x32_s3+bt", ta, tb, {100, 4097, 17}, true, 0.0f);
+  // The cache grows from a small problem to a larger one on the same stream.
+  check_gemm("simt_128x128x32_s3+bt", Op::N, Op::N, {17, 17, 17}, true, 0.0f);
+  check_gemm("simt_128x128x32_s3+bt", Op::N, Op::N, {1000, 1000, 1000}, true, 0.0f);
+  kernels::sgemm_simt_release_bt_workspaces();
+  check_gemm("simt_128x128x32_s3+bt", Op::N, Op::N, {100, 1, 3}, false, 0.0f);
+  kernels::sgemm_simt_release_bt_workspaces();
+}
+
+TEST_F(GpuGemmSimt, TransposedBWithCallerWorkspace) {
+  const std::int64_t m = 1000, n = 999, k = 1001, ldb = k + 1;  // odd ldb: unaligned B columns
+  Operand a = make(m, k, m + 3, 5);
+  Operand b = make(k, n, ldb, 6);
+  Operand c = make(m, n, m, 7);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(c.dev.data(), 0xff, c.dev.bytes(), stream_));  // NaN: β = 0 must not read C
+  const std::size_t floats = kernels::sgemm_simt_bt_workspace_floats(n, k);
+  EXPECT_EQ(floats, static_cast<std::size_t>(1000 * 1001));
+  DeviceBuffer<float> ws(floats);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.data(), 0xff, ws.bytes(), stream_));
+  kernels::sgemm_simt_bt("simt_128x128x32_s3", m, n, k, 1.25f, a.dev.data(), a.host.ld(), b.dev.data(), ldb, 0.0f,
+                         c.dev.data(), c.host.ld(), ws.data(), floats, stream_);
+  const HostMatrix<float> got = download(c);
+  const double err = gemm_error<float>('N', 'N', a.host.view(), b.host.view(), c.host.view(), got.view(), 1.25f, 0.0f);
+  EXPECT_LE(err, static_cast<double>(k) + 2.0);
+  EXPECT_THROW(kernels::sgemm_simt_bt("simt_128x128x32_s3", m, n, k, 1.0f, a.dev.data(), a.host.ld(), b.dev.data(),
+                                      ldb, 0.0f, c.dev.data(), c.host.ld(), ws.data(), floats - 1, stream_),
+               std::invalid_argument);  // short workspace
+  EXPECT_THROW(kernels::sgemm_simt_bt("simt_128x128x32_s3", m, n, k, 1.0f, a.dev.data(), a.host.ld(), b.dev.data(),
+                                      ldb, 0.0f, c.dev.data(), c.host.ld(), ws.data() + 1, floats - 4, stream_),
+               std::invalid_argument);  // misaligned workspace
+  EXPECT_EQ(kernels::sgemm_simt_config("simt_128x128x32_s3+bt").block_k, 32);
+  EXPECT_THROW(kernels::sgemm_simt_config("no_such+bt"), std::invalid_argument);
+}
+
 TEST_F(GpuGemmSimt, LargeSquareAgainstSampledReference) {
   // 4097³ is beyond a full host reference in a test: 256 entries exactly in double.
   for (auto [ta, tb] : {std::pair{Op::N, Op::N}, std::pair{Op::N, Op::T}, std::pair{Op::T, Op::N}}) {

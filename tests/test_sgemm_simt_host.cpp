@@ -4,6 +4,7 @@
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/matrix_view.hpp"
 #include "core/linalg/random.hpp"
+#include "kernels/gemm/sgemm_simt.cuh"
 #include "kernels/gemm/sgemm_simt_table.hpp"
 #include "kernels/gemm/triangle_tiles.hpp"
 #include "microbench/gemm/gemm_check.hpp"
@@ -115,6 +116,23 @@ TEST(SgemmTuningTable, PlainLauncherFallsBackToAKnownConfig) {
   if (kernels::sgemm_simt_table_origin().empty()) {
     EXPECT_EQ(picked, "simt_128x128x16_s3");
   }
+}
+
+TEST(SgemmTuningTable, TransposedBConfigsAreKnownNames) {
+  const std::vector<std::string> names = kernels::sgemm_simt_config_names();
+  const std::set<std::string> set(names.begin(), names.end());
+  EXPECT_EQ(set.size(), names.size());
+  for (const char* name : {"simt_128x128x16_s3", "simt_128x128x32_s3", "simt_128x128x16_s3+bt", "simt_128x128x32_s3+bt"})
+    EXPECT_TRUE(set.count(name)) << name;
+  const std::string json = R"({"entries": [{"trans": "NN", "m": 4096, "n": 4096, "k": 4096,
+                                             "config": "simt_128x128x32_s3+bt"}]})";
+  const auto table = kernels::parse_sgemm_tuning_table(json, "test", names);
+  EXPECT_EQ(kernels::nearest_sgemm_config(table, Op::N, Op::N, 8192, 8192, 8192).value(), "simt_128x128x32_s3+bt");
+  EXPECT_EQ(kernels::sgemm_simt_config("simt_128x128x32_s3+bt").block_k, 32);
+  EXPECT_EQ(kernels::sgemm_simt_config("simt_128x128x32_s3+bt").name, "simt_128x128x32_s3+bt");
+  EXPECT_EQ(kernels::sgemm_simt_bt_workspace_floats(17, 5), std::size_t{20 * 5});
+  EXPECT_EQ(kernels::sgemm_simt_bt_workspace_floats(0, 5), std::size_t{0});
+  EXPECT_THROW(kernels::sgemm_simt_config("no_such+bt"), std::invalid_argument);
 }
 
 // C = α op(A) op(B) + β C₀ rounded from a double reference: errors far below the bound.

@@ -1,13 +1,16 @@
 #include "kernels/gemm/sgemm_simt.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/dense/transpose.cuh"
 #include "kernels/gemm/triangle_tiles.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 
 namespace gpufact::kernels {
 namespace {
@@ -513,6 +516,15 @@ const std::vector<ConfigEntry>& entries() {
   return all;
 }
 
+bool has_bt_suffix(std::string_view name) {
+  return name.size() > kSgemmTransposedBSuffix.size() &&
+         name.substr(name.size() - kSgemmTransposedBSuffix.size()) == kSgemmTransposedBSuffix;
+}
+
+std::string_view base_name(std::string_view name) {
+  return has_bt_suffix(name) ? name.substr(0, name.size() - kSgemmTransposedBSuffix.size()) : name;
+}
+
 const ConfigEntry& entry(std::string_view name) {
   for (const auto& e : entries())
     if (e.info.name == name) return e;
@@ -560,16 +572,104 @@ std::vector<SgemmSimtConfig> sgemm_simt_configs() {
   return out;
 }
 
-SgemmSimtConfig sgemm_simt_config(std::string_view name) { return entry(name).info; }
+std::vector<std::string> sgemm_simt_config_names() {
+  std::vector<std::string> out;
+  for (const auto& e : entries()) out.push_back(e.info.name);
+  for (const auto& e : entries()) out.push_back(e.info.name + std::string(kSgemmTransposedBSuffix));
+  return out;
+}
+
+SgemmSimtConfig sgemm_simt_config(std::string_view name) {
+  SgemmSimtConfig info = entry(base_name(name)).info;
+  info.name = std::string(name);
+  return info;
+}
 
 std::string_view sgemm_simt_default_config() { return kDefaultConfig; }
+
+std::size_t sgemm_simt_bt_workspace_floats(std::int64_t n, std::int64_t k) {
+  if (n <= 0 || k <= 0) return 0;
+  return static_cast<std::size_t>((n + 3) / 4 * 4) * static_cast<std::size_t>(k);
+}
+
+namespace {
+
+// B (k × n, ld ldb) → Bᵀ (n × k, ld round_up(n, 4)) in `bt`, then the base config's NT path.
+void run_through_transposed_b(const ConfigEntry& e, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                              const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta,
+                              float* c, std::int64_t ldc, float* bt, cudaStream_t stream) {
+  const std::int64_t ld_bt = (n + 3) / 4 * 4;
+  launch_transpose(b, ldb, bt, ld_bt, k, n, stream);
+  sgemm_simt(e.info.name, Op::N, Op::T, m, n, k, alpha, a, lda, bt, ld_bt, beta, c, ldc, stream);
+}
+
+struct BtWorkspace {
+  float* data = nullptr;
+  std::size_t floats = 0;
+};
+
+std::mutex& bt_cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::unordered_map<cudaStream_t, BtWorkspace>& bt_cache() {
+  static auto* cache = new std::unordered_map<cudaStream_t, BtWorkspace>();  // never destroyed: see release
+  return *cache;
+}
+
+// The stream's cached workspace, grown to at least `floats`.
+float* cached_bt_workspace(cudaStream_t stream, std::size_t floats) {
+  std::lock_guard<std::mutex> lock(bt_cache_mutex());
+  BtWorkspace& w = bt_cache()[stream];
+  if (w.floats < floats) {
+    if (w.data) GPUFACT_CUDA_CHECK(cudaFree(w.data));  // synchronizes: no GEMM still reads it
+    w = {};
+    void* p = nullptr;
+    GPUFACT_CUDA_CHECK(cudaMalloc(&p, floats * sizeof(float)));
+    w = {static_cast<float*>(p), floats};
+  }
+  return w.data;
+}
+
+}  // namespace
+
+void sgemm_simt_release_bt_workspaces() {
+  std::lock_guard<std::mutex> lock(bt_cache_mutex());
+  for (auto& [stream, w] : bt_cache())
+    if (w.data) GPUFACT_CUDA_CHECK(cudaFree(w.data));
+  bt_cache().clear();
+}
+
+void sgemm_simt_bt(std::string_view config, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                   const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                   std::int64_t ldc, float* workspace, std::size_t workspace_floats, cudaStream_t stream) {
+  const ConfigEntry& e = entry(base_name(config));
+  check_sizes("sgemm_simt_bt", m, n, k, Op::N, Op::N, lda, ldb, ldc);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // C := β C: the direct path does it without touching B
+    sgemm_simt(e.info.name, Op::N, Op::N, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, stream);
+    return;
+  }
+  const std::size_t need = sgemm_simt_bt_workspace_floats(n, k);
+  if (workspace == nullptr || workspace_floats < need)
+    throw std::invalid_argument("sgemm_simt_bt: workspace of " + std::to_string(workspace_floats) + " floats < " +
+                                std::to_string(need) + " (sgemm_simt_bt_workspace_floats)");
+  if (!aligned16(workspace)) throw std::invalid_argument("sgemm_simt_bt: workspace not 16-byte aligned");
+  run_through_transposed_b(e, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workspace, stream);
+}
 
 void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                 const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                 std::int64_t ldc, cudaStream_t stream) {
-  const ConfigEntry& e = entry(config);
+  const ConfigEntry& e = entry(base_name(config));
   check_sizes("sgemm_simt", m, n, k, ta, tb, lda, ldb, ldc);
   if (m == 0 || n == 0) return;
+  if (has_bt_suffix(config) && ta == Op::N && tb == Op::N && k > 0) {
+    float* bt = cached_bt_workspace(stream, sgemm_simt_bt_workspace_floats(n, k));
+    run_through_transposed_b(e, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bt, stream);
+    return;
+  }
   Params p{};
   p.m = m;
   p.n = n;

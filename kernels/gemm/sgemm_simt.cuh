@@ -34,16 +34,43 @@ struct SgemmSimtConfig {
 
 // Every instantiated configuration, in a fixed order.
 std::vector<SgemmSimtConfig> sgemm_simt_configs();
-// The configuration called `name`; throws std::invalid_argument listing the names otherwise.
+// The configuration called `name` (a "+bt" name: its base's tiles under that name); throws
+// std::invalid_argument listing the names otherwise.
 SgemmSimtConfig sgemm_simt_config(std::string_view name);
 // The configuration used when no tuning table is found (documented in sgemm_simt.cu).
 std::string_view sgemm_simt_default_config();
 
-// C := α op(A) op(B) + β C with the named tile configuration. Throws std::invalid_argument for a
+// C := α op(A) op(B) + β C with the named tile configuration (a "+bt" name: see below). Throws std::invalid_argument for a
 // negative size, a leading dimension below the rows it must hold, TT, or an unknown config.
 void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                 const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                 std::int64_t ldc, cudaStream_t stream);
+
+// NN through a transposed B (the "+bt" configurations, e.g. "simt_128x128x32_s3+bt"): B (k × n)
+// is first copied into a workspace Bᵀ (n × k, column-major, ld = n rounded up to 4 so that every
+// column is 16-byte aligned) by the shared-memory tiled transpose (kernels/dense/transpose.cuh,
+// coalesced both ways, 8 bytes moved per element: ~0.3% of the GEMM's time at n = k = 16384), then
+// the NT main loop of the base configuration runs with 16-byte copies of both operands. NN's own
+// B (k-contiguous) is staged by 4-byte copies, which costs the direct path ~3–5% against NT on
+// the H200. For NT and TN a "+bt" name runs its base configuration unchanged.
+inline constexpr std::string_view kSgemmTransposedBSuffix = "+bt";
+// Every configuration's name (sgemm_simt_configs() order), then each with kSgemmTransposedBSuffix.
+std::vector<std::string> sgemm_simt_config_names();
+// Floats of the Bᵀ workspace NN needs through the transposed B: round_up(n, 4) · k.
+std::size_t sgemm_simt_bt_workspace_floats(std::int64_t n, std::int64_t k);
+// C := α A B + β C (NN) through Bᵀ in the caller's workspace (at least
+// sgemm_simt_bt_workspace_floats(n, k) floats, 16-byte aligned; it must not overlap A, B or C).
+// `config` names the base configuration, with or without the suffix. Throws std::invalid_argument
+// as sgemm_simt does and for a short or misaligned workspace.
+void sgemm_simt_bt(std::string_view config, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                   const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                   std::int64_t ldc, float* workspace, std::size_t workspace_floats, cudaStream_t stream);
+// sgemm_simt with a "+bt" configuration and NN uses a per-stream workspace cache instead: it grows
+// (cudaFree + cudaMalloc, both synchronizing the device) the first time a stream needs a larger
+// Bᵀ and is reused afterwards, so a timed loop allocates nothing after its first (warm-up) call.
+// The cache lives until the process ends or this releases it (call it only when no GEMM that
+// uses it is in flight).
+void sgemm_simt_release_bt_workspaces();
 
 // Split-k partial products on the same main loop (volkov08 §4.3): for s < splits,
 //   workspace + s·m·n (m × n, ld m) := op(A)(:, K_s) op(B)(K_s, :),  K_s = [s·slice, min(k, (s+1)·slice)),

@@ -105,8 +105,7 @@ const LoadedTable& loaded_table() {
     if (!in) throw std::runtime_error("cannot read " + path->string());
     std::stringstream text;
     text << in.rdbuf();
-    std::vector<std::string> names;
-    for (const auto& c : sgemm_simt_configs()) names.push_back(c.name);
+    const std::vector<std::string> names = sgemm_simt_config_names();
     t.table = parse_sgemm_tuning_table(text.str(), path->string(), names);
     t.origin = path->string();
     return t;

@@ -175,7 +175,7 @@ TuneShape tune_shape(const std::string& shape, std::int64_t size) {
 
 std::vector<std::string> config_names() {
   std::vector<std::string> names;
-  for (const auto& cfg : kernels::sgemm_simt_configs()) names.push_back(cfg.name);
+  for (const auto& name : kernels::sgemm_simt_config_names()) names.push_back(name);
   return names;
 }
 
@@ -193,10 +193,19 @@ void run_tune(Case& c) {
   cudaStream_t s = c.stream();
   CublasHandle blas(s);
   const bool is_cublas = config == "cublas";
+  // "+bt" configs run NN through Bᵀ in a workspace owned by this case (allocated before timing).
+  const bool through_bt = !is_cublas && ta == Op::N && tb == Op::N &&
+                          config.ends_with(kernels::kSgemmTransposedBSuffix);
+  const std::size_t bt_floats = through_bt ? kernels::sgemm_simt_bt_workspace_floats(o.n, o.k) : 0;
+  if (through_bt) c.require_device_memory(bt_floats * sizeof(float));
+  DeviceBuffer<float> bt(std::max<std::size_t>(bt_floats, 1));
   auto gemm = [&](float beta, float* cptr) {
     if (is_cublas)
       dev::gemm<float>(blas, ta, tb, o.m, o.n, o.k, 1.0f, o.a.data(), o.lda(), o.b.data(), o.ldb(), beta, cptr,
                        o.ldc());
+    else if (through_bt)
+      kernels::sgemm_simt_bt(config, o.m, o.n, o.k, 1.0f, o.a.data(), o.lda(), o.b.data(), o.ldb(), beta, cptr,
+                             o.ldc(), bt.data(), bt_floats, s);
     else
       kernels::sgemm_simt(config, ta, tb, o.m, o.n, o.k, 1.0f, o.a.data(), o.lda(), o.b.data(), o.ldb(), beta, cptr,
                           o.ldc(), s);
@@ -375,9 +384,8 @@ void register_sgemm_tune(Registry& registry) {
   e.artifact = kTuneArtifact;
   e.title = "SIMT SGEMM (no tensor cores): tile configs × transposes × shapes vs cuBLAS; best config table";
   e.axes = {
-      {.name = "config", .kind = AxisKind::text, .help = "tile configuration, or cublas (cublasSgemm, TF32 off)",
-       .defaults = join(configs), .quick = "simt_128x128x16_s3,simt_128x128x32_s3,simt_128x128x16_s4,simt_128x256x16_s3,"
-                "simt_128x128x16_s3_kb,cublas",
+      {.name = "config", .kind = AxisKind::text, .help = "tile configuration (+bt: NN through a transposed B), or cublas (cublasSgemm, TF32 off)",
+       .defaults = join(configs), .quick = "simt_128x128x16_s3,simt_128x128x32_s3,simt_128x128x16_s3+bt,simt_128x128x32_s3+bt,cublas",
        .full = join(configs), .choices = configs},
       {.name = "trans", .kind = AxisKind::text, .help = "op(A) op(B)", .defaults = "NN,NT,TN", .quick = "NN,NT",
        .full = "NN,NT,TN", .choices = {"NN", "NT", "TN"}},
@@ -389,7 +397,11 @@ void register_sgemm_tune(Registry& registry) {
   };
   e.needs.gpus = 1;
   // Thin shapes are swept from 4096 up (the factorizations' panel updates).
-  e.applies = [](const AxisPoint& p) { return p.text("shape") == "square" || p.integer("size") >= 4096; };
+  // "+bt" (NN through a transposed B) exists for NN only.
+  e.applies = [](const AxisPoint& p) {
+    if (p.text("config").ends_with(kernels::kSgemmTransposedBSuffix) && p.text("trans") != "NN") return false;
+    return p.text("shape") == "square" || p.integer("size") >= 4096;
+  };
   e.run = run_tune;
   e.summarize = summarize_tune;
   e.plots = {{.artifact = kTuneArtifact, .x = "size", .y = "gemm/flop_rate", .series = {"config"}, .logx = true,
