@@ -25,6 +25,16 @@ def disassemble(tool, binary):
     return subprocess.run([tool, "-sass", binary], check=True, capture_output=True, text=True).stdout
 
 
+def functions_of(binary, keep=lambda name: True):
+    """functions() of the binary's SASS, or None (after saying so) when cuobjdump is missing:
+    the checks then exit 77, which ctest reports as skipped."""
+    tool = cuobjdump()
+    if not tool:
+        print("cuobjdump not found: SASS not checked")
+        return None
+    return functions(disassemble(tool, binary), keep)
+
+
 def functions(sass, keep=lambda name: True):
     """{mangled name: [(address, opcode with modifiers, rest of the line)]} for the functions
     whose name `keep` accepts; the predicate guard is dropped."""
