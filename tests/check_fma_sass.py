@@ -5,48 +5,19 @@ kernels load every b with LDS, and the latency kernels run 256 FFMA per unrolled
 
 usage: check_fma_sass.py LIBRARY_OR_OBJECT
 Exits 77 (ctest: skipped) when cuobjdump is not installed."""
-import os
 import re
-import shutil
-import subprocess
 import sys
 
-
-def cuobjdump():
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
-        path = os.path.join(root, "bin", "cuobjdump")
-        if root and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def functions(sass):
-    """{mangled name: [opcodes]}"""
-    out, name = {}, None
-    for line in sass.splitlines():
-        m = re.search(r"Function : (\S+)", line)
-        if m:
-            name = m.group(1)
-            out[name] = []
-            continue
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
-        if name and m:
-            out[name].append(m.group(1).split(".")[0])
-    return out
+from sass_listing import functions_of
 
 
 def main():
-    tool = cuobjdump()
-    if not tool:
-        print("cuobjdump not found: SASS not checked")
+    found = functions_of(sys.argv[1])
+    if found is None:
         return 77
-    sass = subprocess.run([tool, "-sass", sys.argv[1]], check=True, capture_output=True, text=True).stdout
-    funcs = functions(sass)
     failures, checked = [], 0
-    for name, ops in funcs.items():
+    for name, ins in found.items():
+        ops = [op.split(".")[0] for _, op, _ in ins]
         count = {op: ops.count(op) for op in set(ops)}
         ffma, lds = count.get("FFMA", 0), count.get("LDS", 0)
         spills = count.get("LDL", 0) + count.get("STL", 0)

@@ -9,38 +9,10 @@ against regressions below what was measured.
 
 usage: check_sgemm_sass.py LIBRARY_OR_OBJECT
 Exits 77 (ctest: skipped) when cuobjdump is not installed."""
-import os
 import re
-import shutil
-import subprocess
 import sys
 
-
-def cuobjdump():
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
-        path = os.path.join(root, "bin", "cuobjdump")
-        if root and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def kernels(sass):
-    """{mangled name: [(address, opcode with modifiers, full text)]}"""
-    out, name = {}, None
-    for line in sass.splitlines():
-        m = re.search(r"Function : (\S+)", line)
-        if m:
-            name = m.group(1) if "sgemm_simt_kernel" in m.group(1) else None
-            if name:
-                out[name] = []
-            continue
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*)", line)
-        if name and m:
-            out[name].append((int(m.group(1), 16), m.group(2), m.group(3)))
-    return out
+from sass_listing import functions_of
 
 
 def main_loop(ins):
@@ -62,13 +34,10 @@ def main_loop(ins):
 
 
 def main():
-    tool = cuobjdump()
-    if not tool:
-        print("cuobjdump not found: SASS not checked")
+    found = functions_of(sys.argv[1], keep=lambda name: "sgemm_simt_kernel" in name)
+    if found is None:
         return 77
-    sass = subprocess.run([tool, "-sass", sys.argv[1]], check=True, capture_output=True, text=True).stdout
     failures = []
-    found = kernels(sass)
     for name, ins in found.items():
         ops = [op for _, op, _ in ins]
         if any(op.startswith(("LDL", "STL")) for op in ops):

@@ -2,11 +2,11 @@
 // split-k against the double-precision reference (odd sizes, k not a multiple of 4, NN and NT,
 // β = 0 over NaN, lda > m), the sampled and cross checks catching a wrong entry, the split-k
 // table's parsing and lookup, and the SASS model.
+#include "core/linalg/gemm_check.hpp"
 #include "core/linalg/matrix_view.hpp"
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
 #include "factorizations/gemm/gemm_bench.hpp"
-#include "factorizations/gemm/gemm_check.hpp"
 #include "factorizations/gemm/gemm_variants.hpp"
 #include "factorizations/gemm/sass_model.hpp"
 #include "factorizations/gemm/sgemm_blocked_host.hpp"

@@ -6,12 +6,12 @@
 // main loop with NaN-poisoned workspaces and more splits than k has slices.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
-#include "core/linalg/residual.hpp"
+#include "core/linalg/gemm_check.hpp"
 #include "core/linalg/random.hpp"
+#include "core/linalg/residual.hpp"
 #include "kernels/gemm/sgemm_simt.cuh"
 #include "kernels/gemm/sgemm_simt_table.hpp"
 #include "kernels/gemm/sgemm_splitk.cuh"
-#include "microbench/gemm/gemm_check.hpp"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -28,7 +28,6 @@ namespace gpufact {
 namespace {
 
 using kernels::TriangleGrid;
-using microbench::Written;
 
 struct Shape {
   std::int64_t m, n, k;
@@ -199,8 +198,8 @@ TEST_F(GpuGemmSimt, LargeSquareAgainstSampledReference) {
     const HostMatrix<float> c0 = c.host;
     kernels::sgemm_simt(ta, tb, n, n, n, 1.0f, a.dev.data(), n, b.dev.data(), n, 1.0f, c.dev.data(), n + 3, stream_);
     const HostMatrix<float> got = download(c);
-    EXPECT_LE(microbench::sampled_gemm_error(ta, tb, a.host.view(), b.host.view(), c0.view(), got.view(), 1.0f, 1.0f,
-                                             Written::all, 256, 99),
+    EXPECT_LE(sampled_gemm_error<float>(ta, tb, a.host.view(), b.host.view(), c0.view(), got.view(), 1.0f, 1.0f,
+                                        256, 99, Written::all),
               static_cast<double>(n) + 2.0);
   }
 }
@@ -251,7 +250,7 @@ class GpuTriangular : public GpuGemmSimt {
     if (beta == 0.0f) {  // NaN inside the triangle, random values outside (which must survive)
       for (std::int64_t j = 0; j < n; ++j)
         for (std::int64_t i = 0; i < n; ++i)
-          if (microbench::is_written(w, i, j)) c.host(i, j) = std::numeric_limits<float>::quiet_NaN();
+          if (is_written(w, i, j)) c.host(i, j) = std::numeric_limits<float>::quiet_NaN();
       upload(c);
     }
     const HostMatrix<float> c0 = c.host;
@@ -260,10 +259,10 @@ class GpuTriangular : public GpuGemmSimt {
                                    b_is_a ? a.dev.data() : b.dev.data(), b.host.ld(), beta, c.dev.data(), c.host.ld(),
                                    stream_);
     const HostMatrix<float> got = download(c);
-    EXPECT_EQ(microbench::changed_outside(c0.view(), got.view(), w), 0) << "entries outside the triangle changed";
+    EXPECT_EQ(changed_outside<float>(c0.view(), got.view(), w), 0) << "entries outside the triangle changed";
     const std::int64_t samples = n <= 200 ? n * n : 20000;
-    EXPECT_LE(microbench::sampled_gemm_error(ta, tb, a.host.view(), b.host.view(), c0.view(), got.view(), alpha, beta,
-                                             w, samples, 7),
+    EXPECT_LE(sampled_gemm_error<float>(ta, tb, a.host.view(), b.host.view(), c0.view(), got.view(), alpha, beta,
+                                        samples, 7, w),
               static_cast<double>(k) + 2.0);
   }
 };

@@ -6,10 +6,10 @@
 // kernels match exactly. One run tells whether every kernel is right.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
+#include "core/linalg/gemm_check.hpp"
 #include "core/linalg/matrix_view.hpp"
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
-#include "factorizations/gemm/gemm_check.hpp"
 #include "factorizations/gemm/sgemm_blocked_host.hpp"
 #include "kernels/gemm/sgemm_splitk.cuh"
 #include "kernels/gemm/sgemm_volkov.cuh"
@@ -140,7 +140,7 @@ TEST_F(GpuGemm, NoFetchRunsAndLeavesFiniteOutput) {
         kernels::sgemm_volkov(VolkovVariant::no_fetch, Op::N, tb, m, n, k, p.alpha, a, p.a.ld(), b, p.b.ld(), p.beta, c,
                               p.c0.ld(), stream_);
       });
-      EXPECT_EQ(factorizations::nonfinite_entries<float>(got.view()), 0.0);
+      EXPECT_EQ(nonfinite_entries<float>(got.view()), 0.0);
     }
 }
 

@@ -1,13 +1,13 @@
 // Host tests of the SIMT SGEMM's host side (volkov08 §4, §4.2): the flipped-rectangle tile map,
 // the tuning table (parse, nearest-shape lookup, round trip, errors), and the GEMM checks the
 // experiments use (sampled componentwise error, normwise difference, untouched triangle).
+#include "core/linalg/gemm_check.hpp"
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/matrix_view.hpp"
 #include "core/linalg/random.hpp"
 #include "kernels/gemm/sgemm_simt.cuh"
 #include "kernels/gemm/sgemm_simt_table.hpp"
 #include "kernels/gemm/triangle_tiles.hpp"
-#include "microbench/gemm/gemm_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,6 @@ namespace {
 
 using kernels::lower_tile_of_block;
 using kernels::triangle_rectangle;
-using microbench::Written;
 
 TEST(TriangleTiles, FlippedRectangleCoversEveryLowerTileOnce) {
   for (std::int64_t t = 1; t <= 50; ++t) {
@@ -158,16 +157,16 @@ Problem exact_problem(Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t
 TEST(GemmCheck, SampledErrorIsSmallForACorrectProductAndCatchesOneWrongEntry) {
   for (auto [ta, tb] : {std::pair{Op::N, Op::N}, std::pair{Op::N, Op::T}, std::pair{Op::T, Op::N}}) {
     Problem p = exact_problem(ta, tb, 13, 11, 7, 0.5f, -2.0f);
-    const double ok = microbench::sampled_gemm_error(ta, tb, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 0.5f,
-                                                     -2.0f, Written::all, 1000, 1);
+    const double ok = sampled_gemm_error<float>(ta, tb, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 0.5f,
+                                                -2.0f, 1000, 1, Written::all);
     EXPECT_LE(ok, 1.0);  // one final rounding
     p.c(5, 4) += 1e-3f;
-    EXPECT_GT(microbench::sampled_gemm_error(ta, tb, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 0.5f, -2.0f,
-                                             Written::all, 1000, 1),
+    EXPECT_GT(sampled_gemm_error<float>(ta, tb, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 0.5f, -2.0f,
+                                        1000, 1, Written::all),
               100.0);
     p.c(5, 4) = std::numeric_limits<float>::quiet_NaN();
-    EXPECT_TRUE(std::isinf(microbench::sampled_gemm_error(ta, tb, p.a.view(), p.b.view(), p.c0.view(), p.c.view(),
-                                                          0.5f, -2.0f, Written::all, 1000, 1)));
+    EXPECT_TRUE(std::isinf(sampled_gemm_error<float>(ta, tb, p.a.view(), p.b.view(), p.c0.view(), p.c.view(),
+                                                     0.5f, -2.0f, 1000, 1, Written::all)));
   }
 }
 
@@ -176,16 +175,16 @@ TEST(GemmCheck, TriangleChecksIgnoreTheOtherTriangleAndSeeItChange) {
   // Lower triangle computed, upper kept as C₀.
   for (std::int64_t j = 0; j < 9; ++j)
     for (std::int64_t i = 0; i < j; ++i) p.c(i, j) = p.c0(i, j);
-  EXPECT_LE(microbench::sampled_gemm_error(Op::N, Op::T, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 1.0f, 1.0f,
-                                           Written::lower, 100, 1),
+  EXPECT_LE(sampled_gemm_error<float>(Op::N, Op::T, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 1.0f, 1.0f,
+                                      100, 1, Written::lower),
             1.0);
-  EXPECT_EQ(microbench::changed_outside(p.c0.view(), p.c.view(), Written::lower), 0);
-  EXPECT_EQ(microbench::changed_outside(p.c0.view(), p.c.view(), Written::upper), 9 * 8 / 2);
+  EXPECT_EQ(changed_outside<float>(p.c0.view(), p.c.view(), Written::lower), 0);
+  EXPECT_EQ(changed_outside<float>(p.c0.view(), p.c.view(), Written::upper), 9 * 8 / 2);
   p.c(0, 8) = 0.0f;  // above the diagonal
-  EXPECT_EQ(microbench::changed_outside(p.c0.view(), p.c.view(), Written::lower), 1);
+  EXPECT_EQ(changed_outside<float>(p.c0.view(), p.c.view(), Written::lower), 1);
   // Sampling fewer entries than the triangle still draws only triangle entries.
-  EXPECT_LE(microbench::sampled_gemm_error(Op::N, Op::T, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 1.0f, 1.0f,
-                                           Written::lower, 20, 5),
+  EXPECT_LE(sampled_gemm_error<float>(Op::N, Op::T, p.a.view(), p.b.view(), p.c0.view(), p.c.view(), 1.0f, 1.0f,
+                                      20, 5, Written::lower),
             1.0);
 }
 
@@ -193,11 +192,11 @@ TEST(GemmCheck, NormwiseDifference) {
   HostMatrix<float> x(4, 3), y(4, 3);
   fill_uniform(x.view(), 4);
   y = x;
-  EXPECT_EQ(microbench::normwise_difference(x.view(), y.view(), Written::all), 0.0);
+  EXPECT_EQ(normwise_difference<float>(x.view(), y.view(), Written::all), 0.0);
   y(0, 2) += 1.0f;  // strictly above the diagonal
-  EXPECT_GT(microbench::normwise_difference(x.view(), y.view(), Written::all), 1e5);
-  EXPECT_GT(microbench::normwise_difference(x.view(), y.view(), Written::upper), 1e5);
-  EXPECT_EQ(microbench::normwise_difference(x.view(), y.view(), Written::lower), 0.0);
+  EXPECT_GT(normwise_difference<float>(x.view(), y.view(), Written::all), 1e5);
+  EXPECT_GT(normwise_difference<float>(x.view(), y.view(), Written::upper), 1e5);
+  EXPECT_EQ(normwise_difference<float>(x.view(), y.view(), Written::lower), 0.0);
 }
 
 }  // namespace

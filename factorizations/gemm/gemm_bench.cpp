@@ -1,8 +1,8 @@
 #include "factorizations/gemm/gemm_bench.hpp"
 
 #include "core/errors.hpp"
+#include "core/linalg/gemm_check.hpp"
 #include "core/linalg/residual.hpp"
-#include "factorizations/gemm/gemm_check.hpp"
 #include "kernels/common/fill.cuh"
 #include "microbench/peak/fma_reference.hpp"
 

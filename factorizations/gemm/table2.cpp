@@ -11,16 +11,15 @@
 #include "core/cuda/handles.hpp"
 #include "core/errors.hpp"
 #include "core/linalg/device_blas.hpp"
+#include "core/linalg/gemm_check.hpp"
 #include "factorizations/gemm/gemm_bench.hpp"
-#include "factorizations/gemm/gemm_check.hpp"
 #include "factorizations/gemm/gemm_variants.hpp"
 #include "factorizations/gemm/sass_model.hpp"
-#include "kernels/compute/fma_chains.cuh"
 #include "microbench/peak/fma_reference.hpp"
+#include "microbench/smem/smem.hpp"
 
-#include <cstring>
+#include <cstdint>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -42,40 +41,13 @@ constexpr PaperColumn kPaper8800[] = {
 };
 constexpr double kPaperSmemPeak = 230;  // "peak": FMA with one operand in local memory
 
-constexpr int kFmaWarps = 32, kFmaIlp = 4, kFmaIterations = 64;  // as volkov08.smem, stride 1
-
 // The Table 2 "peak" column: volkov08.smem's FMA-with-shared-operand kernel, conflict-free.
 void measure_smem_peak(Case& c) {
-  const kernels::ResidentGrid grid = kernels::plan_fma_grid(kernels::FmaOperand::shared, kFmaIlp, kFmaWarps);
-  const auto threads = static_cast<std::size_t>(grid.threads());
-  cudaStream_t s = c.stream();
-  std::mt19937 gen(static_cast<std::uint32_t>(c.seed() >> 17));
-  std::vector<float> table(kernels::kFmaSharedTableWords);
-  for (auto& b : table) b = 1.0f - static_cast<float>(1 + gen() % 16) * 0x1.0p-22f;
-  DeviceBuffer<float> dtable(table.size()), out(threads);
-  DeviceBuffer<unsigned> smid(static_cast<std::size_t>(grid.blocks()));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), dtable.bytes(), cudaMemcpyHostToDevice, s));
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(out.data(), 0xff, out.bytes(), s));
-  const double fmas = static_cast<double>(kFmaIterations) * kernels::fma_steps_per_iteration(kFmaIlp) * kFmaIlp;
-  MeasureSpec m;
-  m.name = "smem_fma";
-  m.label = "FP32 FMA, b from shared memory (Table 2 peak)";
-  m.flops = 2.0 * static_cast<double>(threads) * fmas;
-  m.body = [&](std::size_t) {
-    kernels::launch_fma_chains_shared(grid, kFmaIlp, kFmaIterations, dtable.data(), 1, 0x1.0p-6f, out.data(),
-                                      smid.data(), s);
-  };
-  if (!c.measure(m)) return;
+  if (!microbench::run_shared_operand_fma(
+          c, 1, static_cast<std::uint32_t>(c.seed() >> 17), "FP32 FMA, b from shared memory (Table 2 peak)",
+          "peak column: threads whose shared-operand FMA chains differ from the host replay (exact)"))
+    return;
   gemm_bench::add_rate_metrics(c, "smem_fma", "FMA with a shared-memory operand");
-  std::vector<float> got(threads);
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(got.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, s));
-  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<float> expected(32);
-  for (unsigned lane = 0; lane < 32; ++lane)
-    expected[lane] = microbench::fma_chains_shared_expected(lane, kFmaIlp, kFmaIterations, table, 1, 0x1.0p-6f);
-  double wrong = 0;
-  for (std::size_t t = 0; t < threads; ++t) wrong += std::memcmp(&got[t], &expected[t & 31], sizeof(float)) != 0;
-  c.verify("peak column: threads whose shared-operand FMA chains differ from the host replay (exact)", wrong, 0);
 }
 
 // The Table 2 "est." column for the paper kernel of this transpose.

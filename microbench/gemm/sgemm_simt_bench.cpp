@@ -2,7 +2,7 @@
 // block-triangular C update (volkov08.triangular, §4.2). Every case checks what it timed on fresh
 // random inputs: C poisoned with NaN before a β = 0 run (so reading C would show), C₀ restored
 // before a β ≠ 0 run; a full double-precision reference where affordable, otherwise 256 entries
-// computed exactly in double against the componentwise bound plus all of C against cuBLAS; for
+// computed in long double against the componentwise bound plus all of C against cuBLAS; for
 // a triangle, the other triangle bit for bit.
 #include "microbench/gemm/sgemm_simt_bench.hpp"
 
@@ -12,11 +12,11 @@
 #include "core/cuda/handles.hpp"
 #include "core/errors.hpp"
 #include "core/linalg/device_blas.hpp"
+#include "core/linalg/gemm_check.hpp"
 #include "core/linalg/residual.hpp"
 #include "kernels/common/fill.cuh"
 #include "kernels/gemm/sgemm_simt.cuh"
 #include "kernels/gemm/sgemm_simt_table.hpp"
-#include "microbench/gemm/gemm_check.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -133,12 +133,12 @@ void verify_run(Case& c, Operands& o, const std::string& what, float alpha, floa
              tol);
   else
     c.verify(label + " max |C−Ĉ|/(ε(|α||A||B|+|β||C₀|)), " + std::to_string(kSamples) + " sampled entries",
-             sampled_gemm_error(o.ta, o.tb, o.ha.view(), o.b_view(), o.hc0.view(), o.hc.view(), alpha, beta, written,
-                                kSamples, c.seed() + 3),
+             sampled_gemm_error<float>(o.ta, o.tb, o.ha.view(), o.b_view(), o.hc0.view(), o.hc.view(), alpha, beta,
+                                       kSamples, c.seed() + 3, written),
              tol);
   if (written != Written::all)
     c.verify(label + " entries outside the triangle changed",
-             static_cast<double>(changed_outside(o.hc0.view(), o.hc.view(), written)), 0);
+             static_cast<double>(changed_outside<float>(o.hc0.view(), o.hc.view(), written)), 0);
   if (with_cublas) {
     if (beta == 0.0f)
       GPUFACT_CUDA_CHECK(cudaMemsetAsync(o.c_ref.data(), 0, o.c_ref.bytes(), s));
@@ -147,8 +147,8 @@ void verify_run(Case& c, Operands& o, const std::string& what, float alpha, floa
     dev::gemm<float>(blas, o.ta, o.tb, o.m, o.n, o.k, alpha, o.a.data(), o.lda(), o.b_data(), o.ldb(), beta,
                      o.c_ref.data(), o.ldc());
     to_host(o.hc_ref, o.c_ref.data(), s);
-    c.verify(label + " ‖C−C_cuBLAS‖_F/(ε‖C_cuBLAS‖_F)", normwise_difference(o.hc.view(), o.hc_ref.view(), written),
-             tol);
+    c.verify(label + " ‖C−C_cuBLAS‖_F/(ε‖C_cuBLAS‖_F)",
+             normwise_difference<float>(o.hc.view(), o.hc_ref.view(), written), tol);
   }
   if (beta == 0.0f && written != Written::all) to_host(o.hc0, o.c0.data(), s);  // back to the real C₀
 }

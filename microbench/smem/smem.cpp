@@ -45,12 +45,15 @@ double misplaced_sms(const std::vector<unsigned>& smid, int sm_count, int blocks
   return bad;
 }
 
-void measure_fma_with_shared_operand(Case& c, int stride) {
+}  // namespace
+
+bool run_shared_operand_fma(Case& c, int stride, std::uint32_t table_seed, const std::string& label,
+                            const std::string& check, std::vector<unsigned>* block_sms) {
   const kernels::ResidentGrid grid = kernels::plan_fma_grid(kernels::FmaOperand::shared, kFmaIlp, kFmaWarps);
   const auto threads = static_cast<std::size_t>(grid.threads());
   cudaStream_t s = c.stream();
   // b in [1 − 16·2⁻²², 1 − 2⁻²²]: the chains grow slowly and every FMA shows in the result.
-  std::mt19937 gen(static_cast<std::uint32_t>(c.seed()));
+  std::mt19937 gen(table_seed);
   std::vector<float> table(kernels::kFmaSharedTableWords);
   for (auto& b : table) b = 1.0f - static_cast<float>(1 + gen() % 16) * 0x1.0p-22f;
   DeviceBuffer<float> dtable(table.size()), out(threads);
@@ -61,25 +64,38 @@ void measure_fma_with_shared_operand(Case& c, int stride) {
   const long fmas = static_cast<long>(kFmaIterations) * kernels::fma_steps_per_iteration(kFmaIlp) * kFmaIlp;
   MeasureSpec m;
   m.name = "smem_fma";
-  m.label = "FP32 FMA, b from shared memory";
+  m.label = label;
   m.flops = 2.0 * static_cast<double>(threads) * static_cast<double>(fmas);
   m.body = [&](std::size_t) {
     kernels::launch_fma_chains_shared(grid, kFmaIlp, kFmaIterations, dtable.data(), stride, kC, out.data(), smid.data(),
                                       s);
   };
-  if (!c.measure(m)) return;
+  if (!c.measure(m)) return false;
 
   std::vector<float> got(threads);
-  std::vector<unsigned> sms(static_cast<std::size_t>(grid.blocks()));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(got.data(), out.data(), out.bytes(), cudaMemcpyDeviceToHost, s));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(sms.data(), smid.data(), smid.bytes(), cudaMemcpyDeviceToHost, s));
+  if (block_sms) {
+    block_sms->resize(static_cast<std::size_t>(grid.blocks()));
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(block_sms->data(), smid.data(), smid.bytes(), cudaMemcpyDeviceToHost, s));
+  }
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
   std::vector<float> expected(32);  // a thread's result depends only on its lane
   for (unsigned lane = 0; lane < 32; ++lane)
     expected[lane] = fma_chains_shared_expected(lane, kFmaIlp, kFmaIterations, table, stride, kC);
   double wrong = 0;
   for (std::size_t t = 0; t < threads; ++t) wrong += std::memcmp(&got[t], &expected[t & 31], sizeof(float)) != 0;
-  c.verify("threads whose shared-operand FMA chains differ from the host replay (exact)", wrong, 0);
+  c.verify(check, wrong, 0);
+  return true;
+}
+
+namespace {
+
+void measure_fma_with_shared_operand(Case& c, int stride) {
+  std::vector<unsigned> sms;
+  if (!run_shared_operand_fma(c, stride, static_cast<std::uint32_t>(c.seed()), "FP32 FMA, b from shared memory",
+                              "threads whose shared-operand FMA chains differ from the host replay (exact)", &sms))
+    return;
+  const kernels::ResidentGrid grid = kernels::plan_fma_grid(kernels::FmaOperand::shared, kFmaIlp, kFmaWarps);
   c.verify("SMs without exactly one block of " + std::to_string(kFmaWarps) + " warps",
            misplaced_sms(sms, grid.sm_count, grid.blocks_per_sm), 0);
 
