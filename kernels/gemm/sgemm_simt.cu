@@ -658,18 +658,10 @@ void sgemm_simt_bt(std::string_view config, std::int64_t m, std::int64_t n, std:
   if (!aligned16(workspace)) throw std::invalid_argument("sgemm_simt_bt: workspace not 16-byte aligned");
   run_through_transposed_b(e, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workspace, stream);
 }
-
-void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-                std::int64_t ldc, cudaStream_t stream) {
-  const ConfigEntry& e = entry(base_name(config));
-  check_sizes("sgemm_simt", m, n, k, ta, tb, lda, ldb, ldc);
-  if (m == 0 || n == 0) return;
-  if (has_bt_suffix(config) && ta == Op::N && tb == Op::N && k > 0) {
-    float* bt = cached_bt_workspace(stream, sgemm_simt_bt_workspace_floats(n, k));
-    run_through_transposed_b(e, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bt, stream);
-    return;
-  }
+// The fields every launch shares: one unsplit GEMM over the rectangular grid of tiles; callers
+// change the map (triangles) or the split (partial products).
+Params gemm_params(const ConfigEntry& e, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                   std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   Params p{};
   p.m = m;
   p.n = n;
@@ -689,6 +681,22 @@ void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int6
   p.k_slice = k;
   p.split_stride = 0;
   p.splits = 1;
+  return p;
+}
+
+
+void sgemm_simt(std::string_view config, Op ta, Op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                std::int64_t ldc, cudaStream_t stream) {
+  const ConfigEntry& e = entry(base_name(config));
+  check_sizes("sgemm_simt", m, n, k, ta, tb, lda, ldb, ldc);
+  if (m == 0 || n == 0) return;
+  if (has_bt_suffix(config) && ta == Op::N && tb == Op::N && k > 0) {
+    float* bt = cached_bt_workspace(stream, sgemm_simt_bt_workspace_floats(n, k));
+    run_through_transposed_b(e, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bt, stream);
+    return;
+  }
+  const Params p = gemm_params(e, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   run(e, p, ta, tb, stream);
 }
 
@@ -708,22 +716,7 @@ void sgemm_simt_partials(std::string_view config, Op ta, Op tb, std::int64_t m, 
   if (workspace == nullptr || workspace_floats < need)
     throw std::invalid_argument("sgemm_simt_partials: workspace of " + std::to_string(workspace_floats) +
                                 " floats, " + std::to_string(need) + " needed");
-  Params p{};
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.alpha = 1.0f;
-  p.beta = 0.0f;
-  p.a = a;
-  p.lda = lda;
-  p.b = b;
-  p.ldb = ldb;
-  p.c = workspace;
-  p.ldc = m;
-  p.tiles_m = (m + e.info.block_m - 1) / e.info.block_m;
-  p.tiles_n = (n + e.info.block_n - 1) / e.info.block_n;
-  p.swizzle = 8;
-  p.map = TileMap::rectangle;
+  Params p = gemm_params(e, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, workspace, m);
   p.k_slice = slice;
   p.split_stride = m * n;
   p.splits = splits;
@@ -738,25 +731,9 @@ void sgemm_triangular_simt(std::string_view config, TriangleGrid grid, Uplo uplo
     throw std::invalid_argument("sgemm_triangular_simt: config '" + e.info.name + "' has non-square tiles");
   check_sizes("sgemm_triangular_simt", n, n, k, ta, tb, lda, ldb, ldc);
   if (n == 0) return;
-  Params p{};
-  p.m = n;
-  p.n = n;
-  p.k = k;
-  p.alpha = alpha;
-  p.beta = beta;
-  p.a = a;
-  p.lda = lda;
-  p.b = b;
-  p.ldb = ldb;
-  p.c = c;
-  p.ldc = ldc;
-  p.tiles_m = p.tiles_n = (n + e.info.block_m - 1) / e.info.block_m;
-  p.swizzle = 8;
+  Params p = gemm_params(e, n, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   p.map = grid == TriangleGrid::flipped ? TileMap::triangle_flipped : TileMap::triangle_early_exit;
   p.uplo = uplo == Uplo::lower ? 0 : 1;
-  p.k_slice = k;
-  p.split_stride = 0;
-  p.splits = 1;
   run(e, p, ta, tb, stream);
 }
 
