@@ -268,7 +268,7 @@ TEST(GemmSummaries, Fig5StoresTheFastestSplitsAndTheSmallCSpeedup) {
     if (d.artifact == "volkov08.fig5 small C") small = &d;
   }
   ASSERT_NE(table, nullptr);
-  const SplitkTable t = parse_splitk_table(table->data["table"].dump(), "summary");
+  const SplitkTable t = parse_splitk_table(table->data["tuning_table"].dump(), "summary");
   ASSERT_EQ(t.entries.size(), 1u);
   EXPECT_EQ(t.entries[0].splits, 64);
   EXPECT_NE(table->reason.find("\"splits\":64"), std::string::npos);

@@ -169,6 +169,12 @@ std::vector<AxisValue> parse_axis_values(const AxisSpec& axis, std::string_view 
   return out;
 }
 
+std::string join_axis_values(const std::vector<std::string>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ",") + v;
+  return out;
+}
+
 std::string format_axis_value(const AxisSpec& axis, const AxisValue& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return *s;
   if (const auto* d = std::get_if<double>(&value)) {

@@ -40,6 +40,8 @@ std::vector<AxisValue> parse_axis_values(const AxisSpec& axis, std::string_view 
 
 // "1024", "64M" (sizes, when exact), "0.5", "s".
 std::string format_axis_value(const AxisSpec& axis, const AxisValue& value);
+// Values in the -a syntax: "a,b,c" (an axis's defaults built from a table of names).
+std::string join_axis_values(const std::vector<std::string>& values);
 std::string axis_kind_name(AxisKind kind);
 std::string describe_allowed(const AxisSpec& axis);
 nlohmann::json to_json_value(const AxisValue& value);

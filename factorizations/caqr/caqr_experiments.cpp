@@ -329,7 +329,7 @@ void run_fig7(Case& c) {
 }
 
 // The fastest shape per matrix shape and precision, in configs/tuning/caqr.json's format
-// (caqr_tuning.hpp): copy data.tuning_table into that file to make it the default.
+// (caqr_tuning.hpp): scripts/tuning_table.py REPORT anderson10.fig7 > configs/tuning/caqr.json.
 void summarize_fig7(Summary& s) {
   std::map<std::string, const Result*> best;
   for (const auto& r : s.results()) {

@@ -4,7 +4,7 @@
 // (gemm_bench::block_rows_for; 4q² blocks are 64q × 64q). The small-C target rides on the same
 // axes: k = 16384 and 65536 run for C up to 256 × 256 (B ≤ 64). Split-k runs the stored table's
 // splits ("auto") or explicit ones; the summary turns the explicit sweep into the table
-// (configs/tuning/sgemm_splitk.json, scripts/splitk_table.py) and gives split-k's speedups over
+// (configs/tuning/sgemm_splitk.json, scripts/tuning_table.py) and gives split-k's speedups over
 // cuBLAS for small C against the 1.5×. splitk_simt64 / splitk_simt128 run split-k on the
 // SIMT main loop (64 × 64 / 128 × 128 tiles; "auto" fills every SM, slices >= 64 columns); the
 // small-C speedup takes the fastest of all split-k kernels and splits, and splitk_auto the fastest
@@ -206,11 +206,11 @@ void summarize_fig5(Summary& s) {
     d.device = s.session().device();
     d.status = Status::passed;
     const std::string device = s.session().has_gpu() ? s.session().gpu().name : std::string();
-    d.data["table"] = splitk_table_json(entries, "fastest split-k slice count per (m, n, k) from volkov08.fig5's sweep",
+    d.data["tuning_table"] = splitk_table_json(entries, "fastest split-k slice count per (m, n, k) from volkov08.fig5's sweep",
                                         device);
     d.metrics.push_back(derived_metric("shapes", "shapes searched", "", static_cast<double>(entries.size()), true, false));
-    d.reason = "store as configs/tuning/sgemm_splitk.json (scripts/splitk_table.py REPORT > FILE): " +
-               d.data["table"].dump();
+    d.reason = "store as configs/tuning/sgemm_splitk.json (scripts/tuning_table.py REPORT volkov08.fig5 > FILE): " +
+               d.data["tuning_table"].dump();
     s.add(std::move(d));
   }
   // The small-C target: split-k over cuBLAS for C ≤ 256 × 256 at k ≥ 16384.
@@ -255,8 +255,6 @@ void register_fig5(Registry& registry) {
   kernels.push_back("splitk");
   kernels.push_back("splitk_simt64");
   kernels.push_back("splitk_simt128");
-  std::string kernel_list;
-  for (const auto& k : kernels) kernel_list += (kernel_list.empty() ? "" : ",") + k;
   Experiment e;
   e.key = "volkov08.fig5";
   e.artifact = "volkov08.fig5";
@@ -271,7 +269,7 @@ void register_fig5(Registry& registry) {
        .help = "shared dimension; values other than 1024 run only for blocks <= 64 (C up to 256 × 256)",
        .defaults = "1024,16384,65536", .quick = "1024,16384", .min = 1, .max = std::int64_t{1} << 22},
       {.name = "kernel", .kind = AxisKind::text, .help = "cuBLAS sgemm (no TF32), the SGEMMs of this suite, split-k",
-       .defaults = kernel_list, .choices = kernels},
+       .defaults = join_axis_values(kernels), .choices = kernels},
       {.name = "splits", .kind = AxisKind::text,
        .help = "split-k slices: auto (splitk: stored table, else heuristic; splitk_simt*: fill every SM, slices >= 64) "
                "or a count (<= ceil(k/16); steps of about √2)",

@@ -134,8 +134,6 @@ void register_fig6(Registry& registry) {
   std::vector<std::string> kernels = {"cublas"};
   for (const auto& name : sgemm_variant_names(false)) kernels.push_back(name);
   kernels.push_back("openblas");
-  std::string kernel_list;
-  for (const auto& k : kernels) kernel_list += (kernel_list.empty() ? "" : ",") + k;
   Experiment e;
   e.key = "volkov08.fig6";
   e.artifact = "volkov08.fig6";
@@ -150,7 +148,7 @@ void register_fig6(Registry& registry) {
        .max = 46340},
       {.name = "kernel", .kind = AxisKind::text,
        .help = "cuBLAS, the SGEMMs of this suite (FP32 only), OpenBLAS on the host (all cores)",
-       .defaults = kernel_list, .choices = kernels},
+       .defaults = join_axis_values(kernels), .choices = kernels},
       {.name = "precision", .kind = AxisKind::text, .help = "s = FP32, d = FP64 (cuBLAS and OpenBLAS only)",
        .defaults = "s,d", .choices = {"s", "d"}},
   };

@@ -1,7 +1,7 @@
 // The number of k slices split-k uses per shape (volkov08 §4.3: "the optimal number of partial
 // sums is found using brute force search for every particular matrix dimension"). The search is
 // volkov08.fig5's sweep; its summary prints the table, which is stored as
-// configs/tuning/sgemm_splitk.json (scripts/splitk_table.py extracts it from a report):
+// configs/tuning/sgemm_splitk.json (scripts/tuning_table.py REPORT volkov08.fig5 extracts it):
 //   {"description": "...", "device": "NVIDIA H200", "entries": [{"m": 64, "n": 64, "k": 16384, "splits": 64}, ...]}
 // A shape not in the table takes the entry nearest to it in (log2 m, log2 n, log2 k); without a
 // table, splitk_heuristic decides.

@@ -204,8 +204,6 @@ void summarize_table2(Summary& s) {
 void register_table2(Registry& registry) {
   std::vector<std::string> kernels = {"cublas"};
   for (const auto& name : sgemm_variant_names(true)) kernels.push_back(name);
-  std::string kernel_list;
-  for (const auto& k : kernels) kernel_list += (kernel_list.empty() ? "" : ",") + k;
   Experiment e;
   e.key = "volkov08.table2";
   e.artifact = "volkov08.table2";
@@ -218,7 +216,7 @@ void register_table2(Registry& registry) {
        .choices = {"NN", "NT"}},
       {.name = "kernel", .kind = AxisKind::text,
        .help = "cuBLAS sgemm (FP32, no TF32), the volkov08 kernel and its Table 2 ablations, other SGEMMs",
-       .defaults = kernel_list, .choices = kernels},
+       .defaults = join_axis_values(kernels), .choices = kernels},
   };
   e.needs.gpus = 1;
   e.run = run_table2;

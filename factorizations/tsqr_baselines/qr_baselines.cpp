@@ -32,11 +32,6 @@ constexpr double kTolerance = 10.0;
 // very tall sweeps; REFERENCE.md: 110592×100 FP32 takes 0.58 s.
 constexpr double kHostFlopLimit = 2e10;
 
-std::string method_axis_choices() {
-  std::string s;
-  for (const auto& n : qr_method_names()) s += (s.empty() ? "" : ",") + n;
-  return s;
-}
 
 struct CaseInput {
   bool conditioned = false;  // U Σ Vᵀ with κ from the `kappa` axis; else uniform [−1, 1)
@@ -145,7 +140,7 @@ void validate_shape(const AxisPoint& p) {
 
 AxisSpec method_axis() {
   return {.name = "method", .kind = AxisKind::text, .help = "QR method (qr_methods.hpp)",
-          .defaults = method_axis_choices(), .choices = qr_method_names()};
+          .defaults = join_axis_values(qr_method_names()), .choices = qr_method_names()};
 }
 AxisSpec precision_axis() {
   return {.name = "precision", .kind = AxisKind::text, .help = "s = FP32, d = FP64", .defaults = "s,d",

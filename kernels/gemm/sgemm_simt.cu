@@ -452,7 +452,12 @@ void launch_instance(const Params& p, cudaStream_t stream) {
   constexpr bool k_major_b = KB && !TA && !TB && VEC;
   constexpr std::size_t smem = sizeof(float) * S * (BK * (BM + kPad) + (k_major_b ? BN * BK : BK * (BN + kPad)));
   auto kernel = sgemm_simt_kernel<BM, BN, BK, WM, WN, S, MINB, TA, TB, VEC, KB>;
-  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // Once per instantiation, not per launch: the attribute stays set for the process (one device).
+  static const bool smem_configured = [&] {
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    return true;
+  }();
+  (void)smem_configured;
   std::int64_t blocks = p.tiles_m * p.tiles_n;
   if (p.map == TileMap::triangle_flipped) {
     const TriangleRectangle r = triangle_rectangle(p.tiles_m);

@@ -236,18 +236,14 @@ void register_barrier(Registry& registry) {
   e.artifact = "volkov08.barrier";
   e.title = "Global barrier cost: arrival/wakeup flags, atomic counter, grid.sync() in one kernel vs kernel "
             "relaunch and graph relaunch, vs blocks per SM";
-  std::string names;
   std::vector<std::string> choices;
-  for (const auto& v : variants) {
-    names += (names.empty() ? "" : ",") + std::string(v.name);
-    choices.emplace_back(v.name);
-  }
+  for (const auto& v : variants) choices.emplace_back(v.name);
   e.axes = {
       {.name = "barrier", .kind = AxisKind::text,
        .help = "flags: per-block arrival/wakeup flags, master block 0 (volkov08 §3.6); atomic: counter + "
                "generation; grid_sync: cooperative groups; relaunch: one kernel per round; graph: the same as a "
                "CUDA graph",
-       .defaults = names, .choices = choices},
+       .defaults = join_axis_values(choices), .choices = choices},
       {.name = "blocks_per_sm", .kind = AxisKind::integer,
        .help = "blocks per SM (blocks = this × SM count); in-kernel barriers are skipped above the co-resident "
                "maximum the occupancy API reports",

@@ -179,12 +179,6 @@ std::vector<std::string> config_names() {
   return names;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 void run_tune(Case& c) {
   const std::string config = c.text("config"), trans = c.text("trans"), shape = c.text("shape");
   const TuneShape sh = tune_shape(shape, c.integer("size"));
@@ -290,7 +284,7 @@ void summarize_tune(Summary& s) {
   t.artifact = std::string(kTuneArtifact) + " table";
   t.status = Status::passed;
   t.device = s.session().device();
-  t.reason = "tuning table for configs/tuning/sgemm_simt.json: scripts/sgemm_tune_table.py REPORT > FILE";
+  t.reason = "tuning table for configs/tuning/sgemm_simt.json: scripts/tuning_table.py REPORT volkov08.sgemm_tune > FILE";
   t.data["tuning_table"] = nlohmann::json::parse(kernels::sgemm_tuning_table_json(table));
   s.add(std::move(t));
 }
@@ -385,8 +379,8 @@ void register_sgemm_tune(Registry& registry) {
   e.title = "SIMT SGEMM (no tensor cores): tile configs × transposes × shapes vs cuBLAS; best config table";
   e.axes = {
       {.name = "config", .kind = AxisKind::text, .help = "tile configuration (+bt: NN through a transposed B), or cublas (cublasSgemm, TF32 off)",
-       .defaults = join(configs), .quick = "simt_128x128x16_s3,simt_128x128x32_s3,simt_128x128x16_s3+bt,simt_128x128x32_s3+bt,cublas",
-       .full = join(configs), .choices = configs},
+       .defaults = join_axis_values(configs), .quick = "simt_128x128x16_s3,simt_128x128x32_s3,simt_128x128x16_s3+bt,simt_128x128x32_s3+bt,cublas",
+       .full = join_axis_values(configs), .choices = configs},
       {.name = "trans", .kind = AxisKind::text, .help = "op(A) op(B)", .defaults = "NN,NT,TN", .quick = "NN,NT",
        .full = "NN,NT,TN", .choices = {"NN", "NT", "TN"}},
       {.name = "shape", .kind = AxisKind::text,

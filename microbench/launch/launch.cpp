@@ -191,18 +191,14 @@ void register_launch(Registry& registry) {
   e.artifact = "volkov08.launch";
   e.title = "Kernel launch overhead (difference method): <<<>>>, cuLaunchKernel, cudaLaunchKernelEx 0 B/4 KB, "
             "synchronized each launch, CUDA graph node";
-  std::string names;
   std::vector<std::string> choices;
-  for (const auto& m : methods) {
-    names += (names.empty() ? "" : ",") + std::string(m.name);
-    choices.emplace_back(m.name);
-  }
+  for (const auto& m : methods) choices.emplace_back(m.name);
   e.axes = {
       {.name = "method", .kind = AxisKind::text,
        .help = "async_chevron: <<<>>>; async_driver: cuLaunchKernel; async_ex_0B/async_ex_4KB: cudaLaunchKernelEx "
                "with 0 B / 4 KB of parameters; sync_each: cudaStreamSynchronize after every launch; graph_node: per "
                "node of a replayed CUDA graph",
-       .defaults = names, .choices = choices},
+       .defaults = join_axis_values(choices), .choices = choices},
       {.name = "launches", .kind = AxisKind::integer, .help = "N of the difference method (T(N) − T(1))/(N − 1)",
        .defaults = "10000", .quick = "2000", .full = "1000,10000", .min = 2, .max = 1'000'000},
   };
