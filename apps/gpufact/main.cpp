@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
 
   // bench
   gpufact::BenchRequest req;
-  std::vector<std::string> sizes;
+  std::vector<std::string> sizes, block_sizes;
   std::string range;
   auto* bench = app.add_subcommand("bench", "run experiments and write one JSON report");
   bench->add_option("experiments", req.patterns, "experiment keys or globs (default: the preset's)");
@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
   bench->add_option("-N", sizes, "matrix sizes (MAGMA tester shortcut for -a n=...)")->delimiter(',');
   bench->add_option("--range", range, "start:stop:step (MAGMA tester shortcut for -a n=start:stop:+step)");
   bench->add_option("--niter,--repetitions", req.repetitions, "samples per measurement");
+  bench->add_option("--nb", block_sizes, "block sizes (MAGMA tester shortcut for -a nb=...)")->delimiter(',');
+  bench->add_flag("-l,--lapack", req.with_lapack, "also run the host LAPACK (OpenBLAS) method (MAGMA tester -l)");
+  bench->add_flag("-c,--check", req.require_verified,
+                  "fail the run when a case verified nothing (every case checks its answer; MAGMA tester -c)");
   bench->add_option("--min-time", req.min_time_s, "seconds each sample runs at least");
   bench->add_flag("--dry-run", req.dry_run, "print the plan, run nothing");
   bench->allow_extras();
@@ -152,6 +156,11 @@ int main(int argc, char** argv) {
         req.axis_overrides.push_back("n=" + joined);
       }
       if (!range.empty()) req.axis_overrides.push_back("n=" + magma_range(range));
+      if (!block_sizes.empty()) {
+        std::string joined;
+        for (const auto& b : block_sizes) joined += (joined.empty() ? "" : ",") + b;
+        req.axis_overrides.push_back("nb=" + joined);
+      }
       req.argv.assign(argv, argv + argc);
       std::signal(SIGINT, on_sigint);
       return gpufact::run_bench(gpufact::experiment_catalog(), req, &g_interrupted, std::cout, std::cerr);

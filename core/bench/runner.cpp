@@ -62,6 +62,15 @@ std::vector<Plan> make_plan(const Registry& registry, const BenchRequest& req, c
                        ": no selected experiment has an axis '" + axis + "' (their axes:" + names + ")");
     }
   }
+  // MAGMA's -l: the LAPACK run beside the GPU ones, here the `openblas` value of a method axis.
+  auto has_lapack_method = [](const Experiment& e) {
+    const AxisSpec* m = e.axis("method");
+    return m && std::find(m->choices.begin(), m->choices.end(), "openblas") != m->choices.end();
+  };
+  if (req.with_lapack && std::none_of(selected.begin(), selected.end(), [&](const Experiment* e) {
+        return has_lapack_method(*e);
+      }))
+    throw UsageError("-l: no selected experiment has an 'openblas' method to run beside");
   std::vector<Plan> plans;
   for (const auto* e : selected) {
     std::vector<std::vector<AxisValue>> values;
@@ -74,6 +83,13 @@ std::vector<Plan> make_plan(const Registry& registry, const BenchRequest& req, c
           if (auto it = axes.find(a.name); it != axes.end()) text = it->second;
       for (const auto& [axis, v] : overrides)
         if (axis == a.name) text = v;
+      if (req.with_lapack && a.name == "method" && has_lapack_method(*e)) {
+        const auto listed = parse_axis_values(a, text);
+        if (std::none_of(listed.begin(), listed.end(), [](const AxisValue& v) {
+              return std::holds_alternative<std::string>(v) && std::get<std::string>(v) == "openblas";
+            }))
+          text += ",openblas";
+      }
       values.push_back(parse_axis_values(a, text));
     }
     Plan p{e, cartesian_product(e->axes, values)};
@@ -295,6 +311,10 @@ int run_bench(const Registry& registry, const BenchRequest& req, const std::atom
     return exit_interrupted;
   }
   if (counts[Status::incorrect] + counts[Status::error] > 0) return exit_failures;
+  if (req.require_verified && counts[Status::not_verified] > 0) {
+    err << "gpufact: -c: " << counts[Status::not_verified] << " case(s) verified nothing; see " << path << std::endl;
+    return exit_failures;
+  }
   if (asked_gpu_without_one) {
     err << "gpufact: GPU experiments were asked for but " << gpu_reason << std::endl;
     return exit_no_device;

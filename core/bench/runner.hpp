@@ -22,11 +22,14 @@ struct BenchRequest {
   bool dry_run = false;
   std::optional<int> repetitions;           // --niter / --repetitions
   std::optional<double> min_time_s;
+  bool with_lapack = false;                 // -l: add the host LAPACK (OpenBLAS) method beside
+  bool require_verified = false;            // -c: a case that verified nothing fails the run
   std::vector<std::string> benchmark_args;  // forwarded --benchmark_* flags
   std::vector<std::string> argv;            // recorded in the report
 };
 
-// Returns the exit code (DESIGN.md): 0 all passed/skipped, 1 some incorrect or error, 2 usage,
+// Returns the exit code (DESIGN.md): 0 all passed/skipped, 1 some incorrect or error (or, with
+// -c, not verified), 2 usage,
 // 3 a GPU experiment was asked for explicitly and no usable GPU exists, 130 interrupted.
 // Throws UsageError for bad requests before any work starts.
 int run_bench(const Registry& registry, const BenchRequest& request, const std::atomic<bool>* interrupted,
