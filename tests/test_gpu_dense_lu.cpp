@@ -7,6 +7,7 @@
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
+#include "factorizations/dense/backward_error.hpp"
 #include "factorizations/dense/gpu_residual.hpp"
 #include "factorizations/dense/lu_gpu_resident.hpp"
 #include "factorizations/dense/lu_hybrid.hpp"
@@ -371,6 +372,82 @@ TEST_F(DenseLuGpu, DeviceResidualAgreesWithHost) {
     lu(0, 0) += 1e-3;  // a wrong factor must show
     EXPECT_GT(lu_residual_device<double>(a.view(), lu.view(), ipiv.data(), stream_), 1e3);
   }
+}
+
+// volkov08.accuracy's residuals in double from FP32 factors, against the same sums done on the
+// host in double, for LU (PA − LU), Cholesky (A − LLᵀ) and QR (A − QR).
+double max_abs(const std::vector<double>& r) {
+  double x = 0;
+  for (double v : r) x = std::max(x, std::fabs(v));
+  return x;
+}
+
+TEST_F(DenseLuGpu, BackwardErrorInDoubleMatchesHost) {
+  const std::int64_t m = 70, n = 50;
+  HostMatrix<float> a(n, n), f(n, n);
+  fill_uniform(a.view(), 5);
+  host::lacpy(n, n, a.data(), n, f.data(), n);
+  std::vector<int> ipiv(static_cast<std::size_t>(n));
+  ASSERT_EQ(host::getrf(n, n, f.data(), n, ipiv.data()), 0);
+  std::vector<double> pa(static_cast<std::size_t>(n * n));
+  for (std::int64_t i = 0; i < n * n; ++i) pa[static_cast<std::size_t>(i)] = a.data()[i];
+  for (std::int64_t k = 0; k < n; ++k)  // P A, LAPACK's sequential interchanges
+    for (std::int64_t j = 0; j < n; ++j) std::swap(pa[k + j * n], pa[(ipiv[k] - 1) + j * n]);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double lu = 0;
+      for (std::int64_t k = 0; k <= std::min(i, j); ++k)
+        lu += (k == i ? 1.0 : static_cast<double>(f(i, k))) * static_cast<double>(f(k, j));
+      pa[i + j * n] -= lu;
+    }
+  double a_max = 0;
+  for (std::int64_t i = 0; i < n * n; ++i) a_max = std::max(a_max, std::fabs(static_cast<double>(a.data()[i])));
+  const BackwardError e = lu_backward_error<float>(a.view(), f.view(), ipiv.data(), stream_);
+  EXPECT_NEAR(e.residual_max, max_abs(pa), 1e-12);
+  EXPECT_DOUBLE_EQ(e.a_max, a_max);
+  EXPECT_NEAR(e.in_max_units(), max_abs(pa) / (std::ldexp(1.0, -23) * a_max), 1e-6);
+  EXPECT_GT(e.residual_max, 0.0);  // FP32 factors are not exact in double
+  f(3, 7) += 1e-2f;                // a wrong factor must show
+  EXPECT_GT(lu_backward_error<float>(a.view(), f.view(), ipiv.data(), stream_).in_max_units(), 1e3);
+
+  // Cholesky: SPD A = XᵀX/n + I.
+  HostMatrix<float> x(n, n), spd(n, n), l(n, n);
+  fill_uniform(x.view(), 6);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double v = i == j ? 1.0 : 0.0;
+      for (std::int64_t k = 0; k < n; ++k) v += static_cast<double>(x(k, i)) * x(k, j) / n;
+      spd(i, j) = static_cast<float>(v);
+    }
+  host::lacpy(n, n, spd.data(), n, l.data(), n);
+  ASSERT_EQ(host::potrf(Uplo::lower, n, l.data(), n), 0);
+  double chol_max = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j <= i; ++j) {  // A − LLᵀ is symmetric: the lower half has its max
+      double v = spd(i, j);
+      for (std::int64_t k = 0; k <= j; ++k) v -= static_cast<double>(l(i, k)) * l(j, k);
+      chol_max = std::max(chol_max, std::fabs(v));
+    }
+  l(0, n - 1) = 1e6f;  // the strict upper triangle is not part of the factor
+  EXPECT_NEAR(cholesky_backward_error<float>(spd.view(), l.view(), stream_).residual_max, chol_max, 1e-12);
+
+  // QR of a 70 × 50 matrix.
+  HostMatrix<float> b(m, n), qr(m, n);
+  fill_uniform(b.view(), 7);
+  host::lacpy(m, n, b.data(), m, qr.data(), m);
+  std::vector<float> tau(static_cast<std::size_t>(n));
+  ASSERT_EQ(host::geqrf(m, n, qr.data(), m, tau.data()), 0);
+  HostMatrix<float> q(m, n);
+  host::lacpy(m, n, qr.data(), m, q.data(), m);
+  ASSERT_EQ(host::orgqr(m, n, n, q.data(), m, tau.data()), 0);
+  double qr_max = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double v = b(i, j);
+      for (std::int64_t k = 0; k <= j; ++k) v -= static_cast<double>(q(i, k)) * qr(k, j);
+      qr_max = std::max(qr_max, std::fabs(v));
+    }
+  EXPECT_NEAR(qr_backward_error<float>(b.view(), qr.view(), q.view(), stream_).residual_max, qr_max, 1e-12);
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ class Case {
   Case(Session& session, const Experiment& experiment, AxisPoint point, Result& result);
 
   const AxisPoint& point() const { return point_; }
+  const Experiment& experiment() const { return experiment_; }
   std::int64_t integer(std::string_view axis) const { return point_.integer(axis); }
   double real(std::string_view axis) const { return point_.real(axis); }
   const std::string& text(std::string_view axis) const { return point_.text(axis); }

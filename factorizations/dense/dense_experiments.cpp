@@ -6,6 +6,8 @@
 //   volkov08.fig10  the hybrid's time breakdown (GPU compute, CPU panel, transfers, overlap,
 //                   transpose, pivoting)
 //   volkov08.fig11  slowdown when omitting each optimization
+//   volkov08.accuracy  backward error at n = 8192 per factorization and method, residuals in
+//                   double (backward_error.hpp), beside OpenBLAS's and the paper's
 // Every case checks its factors with ‖PA − LU‖₁/(n‖A‖₁ε) < 30 (host below n = 4096, cuBLAS above)
 // and info = 0 on fresh uniform [−1, 1] inputs.
 #include "factorizations/dense/dense_experiments.hpp"
@@ -19,6 +21,7 @@
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
+#include "factorizations/dense/backward_error.hpp"
 #include "factorizations/dense/gpu_residual.hpp"
 #include "factorizations/dense/lu_block_model.hpp"
 #include "factorizations/dense/lu_gpu_resident.hpp"
@@ -33,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace gpufact::dense {
@@ -233,6 +237,7 @@ void run_lu_case(Case& c, const std::string& method, const std::string& data, co
   std::size_t need = device_bytes_for(method, n, o, e);
   if (n > kHostResidualMax) need = std::max(need, lu_residual_device_bytes(n, n, e));
   if (with_gemm) need = std::max(need, 3 * matrix + (std::size_t{64} << 20));
+  if (wants_backward_error(c)) need = std::max(need, backward_error_device_bytes(n, n));
   if (method != "openblas" || need > 0) c.require_device_memory(need);
   if (4.5 * static_cast<double>(matrix) > host_bytes_available())
     c.skip("needs about " + std::to_string(static_cast<long long>(4.5 * static_cast<double>(matrix)) >> 20) + " MiB of host memory");
@@ -248,6 +253,10 @@ void run_lu_case(Case& c, const std::string& method, const std::string& data, co
   c.verify(residual_method(n), residual_of<T>(a, work.data(), ipiv.data(), c.stream()), kTolerance);
   if (const Metric* rate = c.result().find_metric("lu/flop_rate"))
     c.add_metric(derived_metric("lu/tflops", "LU rate", "TFLOP/s", rate->value * 1e-3));
+  if (wants_backward_error(c)) {
+    const MatrixView<const T> f{work.data(), n, n, n, Layout::col_major};
+    add_backward_error(c, "lu", lu_backward_error<T>(a.view(), f, ipiv.data(), c.stream()));
+  }
 
   if (!with_gemm) return;
   // cuBLAS GEMM at the same n in the same run: the ceiling "≥ 70% of GEMM" is read against.
@@ -424,6 +433,32 @@ void summarize_fig11(Summary& s) {
   }
 }
 
+// volkov08.accuracy summary: each method's backward error over OpenBLAS's at the same
+// factorization, precision and n (the paper: within a factor of 2 of the CPU's, mostly 20%).
+void summarize_accuracy(Summary& s) {
+  using Key = std::tuple<std::string, std::string, std::int64_t>;  // factorization, precision, n
+  std::map<Key, std::map<std::string, double>> error;
+  for (const auto& r : s.results())
+    if (r.status == Status::passed)
+      error[{r.axes.value("factorization", "lu"), r.axes.value("precision", ""), r.axes.value("n", std::int64_t{0})}]
+           [r.axes.value("method", "")] = metric_of(r, "backward_error/max_units");
+  for (const auto& [key, by_method] : error) {
+    const auto cpu = by_method.find("openblas");
+    if (cpu == by_method.end() || cpu->second <= 0) continue;
+    Result d;
+    d.experiment = "volkov08.accuracy";
+    d.artifact = "volkov08.accuracy summary";
+    d.status = Status::passed;
+    d.device = s.session().device();
+    d.axes = {{"factorization", std::get<0>(key)}, {"precision", std::get<1>(key)}, {"n", std::get<2>(key)}};
+    for (const auto& [method, v] : by_method)
+      if (method != "openblas")
+        d.metrics.push_back(derived_metric("vs_openblas/" + method, "backward error / OpenBLAS's, " + method, "x",
+                                           v / cpu->second, false));
+    s.add(std::move(d));
+  }
+}
+
 AxisSpec precision_axis() {
   return {.name = "precision", .kind = AxisKind::text, .help = "s = FP32, d = FP64", .defaults = "s,d",
           .choices = {"s", "d"}};
@@ -450,6 +485,23 @@ AxisSpec gemm_axis() {
 }
 
 }  // namespace
+
+bool wants_backward_error(const Case& c) { return c.experiment().key == "volkov08.accuracy"; }
+
+void add_backward_error(Case& c, const std::string& factorization, const BackwardError& e) {
+  // volkov08 §6: "about 2000·ε‖A‖max, 200 and 17" for LU, QR and Cholesky at n = 8192 (8800GTX).
+  static const std::map<std::string, double> paper = {{"lu", 2000}, {"qr", 200}, {"cholesky", 17}};
+  Metric m = derived_metric("backward_error/max_units", "‖A − product‖max / (ε‖A‖max), residual in double", "ε‖A‖max",
+                            e.in_max_units(), false, true);
+  if (c.text("precision") == "s" && paper.count(factorization) && c.integer("n") == 8192)
+    m.published = Published{paper.at(factorization), "volkov08 §6 (8800GTX, n = 8192, ε = 2⁻²³)"};
+  c.add_metric(m);
+  c.add_metric(derived_metric("backward_error/magma", "‖A − product‖₁ / (n‖A‖₁ε), residual in double", "nε‖A‖₁",
+                              e.magma(), false, true));
+  c.result().data["backward_error"] = {{"residual_max", e.residual_max}, {"residual_one", e.residual_one},
+                                       {"a_max", e.a_max},               {"a_one", e.a_one},
+                                       {"epsilon", e.epsilon}};
+}
 
 void register_dense(Registry& registry) {
   {
@@ -535,6 +587,34 @@ void register_dense(Registry& registry) {
     e.summarize = summarize_fig11;
     e.plots = {{.artifact = "volkov08.fig11 summary", .x = "n", .y = "slowdown/*", .series = {"precision"},
                 .logx = true, .logy = false, .title = "Slowdown without each optimization (volkov08 Fig. 11)"}};
+    registry.add(std::move(e));
+  }
+  {
+    Experiment e;
+    e.key = "volkov08.accuracy";
+    e.artifact = "volkov08.accuracy";
+    e.title = "Backward error in units of ε‖A‖max (and MAGMA's) per factorization and method, residual in double";
+    e.axes = {
+        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization", .defaults = "lu",
+         .choices = {"lu"}},
+        precision_axis(),
+        {.name = "n", .kind = AxisKind::integer, .help = "matrix order (the paper's 8192)", .defaults = "8192",
+         .quick = "8192", .full = "4096,8192,16384", .min = 1, .max = 65536},
+        {.name = "method", .kind = AxisKind::text, .help = "as volkov08.fig7",
+         .defaults = "hybrid,gpu_resident,cusolver,openblas", .choices = {"hybrid", "gpu_resident", "cusolver", "openblas"}},
+        nb_axis(),
+    };
+    e.needs.gpus = 1;
+    e.applies = [](const AxisPoint& p) { return p.text("method") != "openblas" || p.integer("n") <= kOpenblasMax; };
+    e.run = [](Case& c) {
+      const std::string& method = c.text("method");
+      const std::string data = method == "hybrid" || method == "openblas" ? "host" : "device";
+      if (c.text("precision") == "s")
+        run_lu_case<float>(c, method, data, options_for(c, method, c.integer("n")), false, false);
+      else
+        run_lu_case<double>(c, method, data, options_for(c, method, c.integer("n")), false, false);
+    };
+    e.summarize = summarize_accuracy;
     registry.add(std::move(e));
   }
 }

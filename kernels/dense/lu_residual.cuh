@@ -21,4 +21,22 @@ void launch_column_abs_sums(const float* a, std::int64_t ld, std::int64_t m, std
 void launch_column_abs_sums(const double* a, std::int64_t ld, std::int64_t m, std::int64_t n, double* sums,
                             cudaStream_t stream);
 
+// Which part of a packed factor to widen (volkov08.accuracy's residuals in double).
+enum class FactorPart {
+  full,        // every entry (an explicit Q, or A itself)
+  upper,       // on and above the diagonal (U of getrf, R of geqrf), zeros below
+  lower,       // on and below the diagonal (L of potrf), zeros above
+  unit_lower,  // strictly below the diagonal, ones on it, zeros above (L of getrf)
+};
+
+// dst (double, m × n, ld lddst) = the `part` of the m × n column-major `src`.
+void launch_widen_factor(const float* src, std::int64_t ld, std::int64_t m, std::int64_t n, FactorPart part,
+                         double* dst, std::int64_t lddst, cudaStream_t stream);
+void launch_widen_factor(const double* src, std::int64_t ld, std::int64_t m, std::int64_t n, FactorPart part,
+                         double* dst, std::int64_t lddst, cudaStream_t stream);
+
+// sums[j] = Σ_i |a(i, j)| and maxes[j] = max_i |a(i, j)| (NaN propagates into both).
+void launch_column_abs_stats(const double* a, std::int64_t ld, std::int64_t m, std::int64_t n, double* sums,
+                             double* maxes, cudaStream_t stream);
+
 }  // namespace gpufact::kernels
