@@ -95,6 +95,17 @@ int geqrf(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau) {
 }
 
 template <class T>
+void larft(std::int64_t n, std::int64_t k, const T* v, std::int64_t ldv, const T* tau, T* t, std::int64_t ldt) {
+  // The _work variant: no NaN scan of V (the panel was just factored).
+  if constexpr (std::is_same_v<T, float>)
+    LAPACKE_slarft_work(LAPACK_COL_MAJOR, 'F', 'C', to_int(n, "n"), to_int(k, "k"), v, to_int(ldv, "ldv"), tau, t,
+                        to_int(ldt, "ldt"));
+  else
+    LAPACKE_dlarft_work(LAPACK_COL_MAJOR, 'F', 'C', to_int(n, "n"), to_int(k, "k"), v, to_int(ldv, "ldv"), tau, t,
+                        to_int(ldt, "ldt"));
+}
+
+template <class T>
 int orgqr(std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda, const T* tau) {
   if constexpr (std::is_same_v<T, float>)
     return LAPACKE_sorgqr(LAPACK_COL_MAJOR, to_int(m, "m"), to_int(n, "n"), to_int(k, "k"), a, to_int(lda, "lda"), tau);
@@ -217,6 +228,7 @@ int blas_threads() { return openblas_get_num_threads(); }
   template int getrf<T>(std::int64_t, std::int64_t, T*, std::int64_t, int*);                                     \
   template int potrf<T>(Uplo, std::int64_t, T*, std::int64_t);                                                   \
   template int geqrf<T>(std::int64_t, std::int64_t, T*, std::int64_t, T*);                                       \
+  template void larft<T>(std::int64_t, std::int64_t, const T*, std::int64_t, const T*, T*, std::int64_t);      \
   template int orgqr<T>(std::int64_t, std::int64_t, std::int64_t, T*, std::int64_t, const T*);                   \
   template int singular_values<T>(std::int64_t, std::int64_t, T*, std::int64_t, T*);                             \
   template int trtri<T>(Uplo, Diag, std::int64_t, T*, std::int64_t);                                            \

@@ -32,6 +32,10 @@ template <class T>
 int potrf(Uplo uplo, std::int64_t n, T* a, std::int64_t lda);
 template <class T>
 int geqrf(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau);
+// T (k × k, upper triangle written) of the block reflector H_0 … H_{k−1} = I − V T Vᵀ (LAPACK
+// larft, direct = 'F', storev = 'C'); v (n × k) holds the vectors below a unit diagonal.
+template <class T>
+void larft(std::int64_t n, std::int64_t k, const T* v, std::int64_t ldv, const T* tau, T* t, std::int64_t ldt);
 template <class T>
 int orgqr(std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda, const T* tau);
 // Singular values only (gesvd, jobu = jobvt = 'N'), descending, into s (min(m, n)); a is destroyed.

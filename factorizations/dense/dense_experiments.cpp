@@ -27,6 +27,7 @@
 #include "factorizations/dense/lu_gpu_resident.hpp"
 #include "factorizations/dense/lu_hybrid.hpp"
 #include "factorizations/dense/lu_schedule.hpp"
+#include "factorizations/dense/qr_experiments.hpp"
 #include "kernels/common/fill.cuh"
 
 #include <unistd.h>
@@ -290,6 +291,7 @@ void run_fig7_typed(Case& c) {
 }
 
 void run_fig7(Case& c) {
+  if (c.text("factorization") == "qr") return run_qr_fig7(c);
   // Every factorization's case measures "<factorization>/flop_rate" (and gemm/flop_rate beside
   // it), which summarize_fig7 reads.
   if (c.text("precision") == "s")
@@ -511,7 +513,7 @@ void register_dense(Registry& registry) {
     e.title = "Dense factorization rates vs n: hybrid (CPU panel), GPU-resident, cuSOLVER, OpenBLAS; BLAS3 rate inside; cuBLAS GEMM";
     e.axes = {
         {.name = "factorization", .kind = AxisKind::text, .help = "which factorization (Cholesky, QR follow)",
-         .defaults = "lu", .choices = {"lu"}},
+         .defaults = "lu,qr", .choices = {"lu", "qr"}},
         precision_axis(),
         {.name = "n", .kind = AxisKind::integer, .help = "matrix order (square)", .defaults = "1024,2048,4096,8192,16384",
          .quick = "1024,4096,8192,16384", .full = "1024,2048,4096,8192,16384,32768,40000", .min = 1, .max = 65536},
@@ -533,6 +535,8 @@ void register_dense(Registry& registry) {
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
+      if (p.text("factorization") == "qr")
+        return qr_fig7_applies(m, p.text("data"), p.integer("n"), p.integer("leaf"), p.text("u12"));
       if (m != "gpu_resident" && p.integer("leaf") != 0) return false;
       if (m != "gpu_resident" && p.text("u12") != "inverse") return false;
       if (m == "openblas") return p.text("data") == "host" && p.integer("n") <= kOpenblasMax;
@@ -551,6 +555,8 @@ void register_dense(Registry& registry) {
     // One rate plot per factorization (each adds its own beside LU's).
     e.plots = {{.artifact = "volkov08.fig7", .x = "n", .y = "lu/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "LU rates (volkov08 Fig. 7)"},
+               {.artifact = "volkov08.fig7", .x = "n", .y = "qr/flop_rate", .series = {"method", "data", "precision"},
+                .logx = true, .logy = false, .title = "QR rates (volkov08 Fig. 7)"},
                {.artifact = "volkov08.fig7", .x = "n", .y = "blas3/flop_rate", .series = {"method", "precision"},
                 .logx = true, .logy = false, .title = "BLAS3 rate inside the LU (volkov08 Fig. 7, green)"}};
     registry.add(std::move(e));
