@@ -490,6 +490,12 @@ AxisSpec gemm_axis() {
 
 bool wants_backward_error(const Case& c) { return c.experiment().key == "volkov08.accuracy"; }
 
+std::string case_data(const Case& c) {
+  if (c.point().has("data")) return c.text("data");
+  const std::string& m = c.text("method");
+  return m == "hybrid" || m == "openblas" ? "host" : "device";
+}
+
 void add_backward_error(Case& c, const std::string& factorization, const BackwardError& e) {
   // volkov08 §6: "about 2000·ε‖A‖max, 200 and 17" for LU, QR and Cholesky at n = 8192 (8800GTX).
   static const std::map<std::string, double> paper = {{"lu", 2000}, {"qr", 200}, {"cholesky", 17}};
@@ -601,8 +607,8 @@ void register_dense(Registry& registry) {
     e.artifact = "volkov08.accuracy";
     e.title = "Backward error in units of ε‖A‖max (and MAGMA's) per factorization and method, residual in double";
     e.axes = {
-        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization", .defaults = "lu",
-         .choices = {"lu"}},
+        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization", .defaults = "lu,qr",
+         .choices = {"lu", "qr"}},
         precision_axis(),
         {.name = "n", .kind = AxisKind::integer, .help = "matrix order (the paper's 8192)", .defaults = "8192",
          .quick = "8192", .full = "4096,8192,16384", .min = 1, .max = 65536},
@@ -613,8 +619,9 @@ void register_dense(Registry& registry) {
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) { return p.text("method") != "openblas" || p.integer("n") <= kOpenblasMax; };
     e.run = [](Case& c) {
+      if (c.text("factorization") == "qr") return run_qr_fig7(c);
       const std::string& method = c.text("method");
-      const std::string data = method == "hybrid" || method == "openblas" ? "host" : "device";
+      const std::string data = case_data(c);
       if (c.text("precision") == "s")
         run_lu_case<float>(c, method, data, options_for(c, method, c.integer("n")), false, false);
       else

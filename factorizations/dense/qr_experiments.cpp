@@ -7,6 +7,8 @@
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
+#include "factorizations/dense/backward_error.hpp"
+#include "factorizations/dense/dense_experiments.hpp"
 #include "factorizations/dense/qr_block_plan.hpp"
 #include "factorizations/dense/qr_device.hpp"
 #include "kernels/common/fill.cuh"
@@ -247,12 +249,14 @@ template <class T>
 void run_qr_case(Case& c) {
   const std::int64_t n = c.integer("n");
   const std::string& method = c.text("method");
-  const std::string& data = c.text("data");
+  const std::string data = case_data(c);
+  const bool accuracy = wants_backward_error(c);
   const std::size_t e = sizeof(T), matrix = static_cast<std::size_t>(n * n) * e;
   const QrOptions o = options_for<T>(c, method, n);
   std::size_t need = device_bytes_for(method, n, o, e);
   if (n > kHostResidualMax) need = std::max(need, 3 * matrix + n * 8 + (std::size_t{64} << 20));
-  if (method != "openblas") need = std::max(need, 3 * matrix + (std::size_t{64} << 20));  // the GEMM beside
+  if (method != "openblas" && !accuracy) need = std::max(need, 3 * matrix + (std::size_t{64} << 20));  // GEMM beside
+  if (accuracy) need = std::max(need, backward_error_device_bytes(n, n));
   if (need > 0) c.require_device_memory(need);
   if (5.5 * static_cast<double>(matrix) > host_bytes_available())
     c.skip("needs about " + std::to_string(static_cast<long long>(5.5 * static_cast<double>(matrix)) >> 20) +
@@ -276,8 +280,9 @@ void run_qr_case(Case& c) {
   c.verify("‖I−QᵀQ‖₁/(nε)" + where, err.orthogonality / scale, kTolerance);
   if (const Metric* rate = c.result().find_metric("qr/flop_rate"))
     c.add_metric(derived_metric("qr/tflops", "QR rate", "TFLOP/s", rate->value * 1e-3));
+  if (accuracy) add_backward_error(c, "qr", qr_backward_error<T>(av, rv, qv, c.stream()));
 
-  if (method == "openblas") return;
+  if (method == "openblas" || accuracy) return;
   // cuBLAS GEMM at the same n in the same run: the ceiling the rates are read against.
   DeviceBuffer<T> ga(static_cast<std::size_t>(n * n)), gb(static_cast<std::size_t>(n * n)),
       gc(static_cast<std::size_t>(n * n));
