@@ -22,6 +22,8 @@
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
 #include "factorizations/dense/backward_error.hpp"
+#include "factorizations/dense/cholesky_experiments.hpp"
+#include "factorizations/dense/gemm_beside.hpp"
 #include "factorizations/dense/gpu_residual.hpp"
 #include "factorizations/dense/lu_block_model.hpp"
 #include "factorizations/dense/lu_gpu_resident.hpp"
@@ -237,7 +239,7 @@ void run_lu_case(Case& c, const std::string& method, const std::string& data, co
   const std::size_t e = sizeof(T), matrix = static_cast<std::size_t>(n * n) * e;
   std::size_t need = device_bytes_for(method, n, o, e);
   if (n > kHostResidualMax) need = std::max(need, lu_residual_device_bytes(n, n, e));
-  if (with_gemm) need = std::max(need, 3 * matrix + (std::size_t{64} << 20));
+  if (with_gemm) need = std::max(need, gemm_beside_device_bytes(n, e));
   if (wants_backward_error(c)) need = std::max(need, backward_error_device_bytes(n, n));
   if (method != "openblas" || need > 0) c.require_device_memory(need);
   if (4.5 * static_cast<double>(matrix) > host_bytes_available())
@@ -259,29 +261,8 @@ void run_lu_case(Case& c, const std::string& method, const std::string& data, co
     add_backward_error(c, "lu", lu_backward_error<T>(a.view(), f, ipiv.data(), c.stream()));
   }
 
-  if (!with_gemm) return;
   // cuBLAS GEMM at the same n in the same run: the ceiling "≥ 70% of GEMM" is read against.
-  DeviceBuffer<T> ga(static_cast<std::size_t>(n * n)), gb(static_cast<std::size_t>(n * n)),
-      gc(static_cast<std::size_t>(n * n));
-  kernels::launch_fill_uniform(ga.data(), ga.size(), c.seed() + 1, T(-1), T(1), c.stream());
-  kernels::launch_fill_uniform(gb.data(), gb.size(), c.seed() + 2, T(-1), T(1), c.stream());
-  kernels::launch_fill_uniform(gc.data(), gc.size(), c.seed() + 3, T(-1), T(1), c.stream());
-  CublasHandle blas(c.stream());
-  MeasureSpec g;
-  g.name = "gemm";
-  g.label = std::string(sizeof(T) == 4 ? "cuBLAS sgemm" : "cuBLAS dgemm") + " n × n × n";
-  g.flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  g.body = [&](std::size_t) {
-    dev::gemm<T>(blas, Op::N, Op::N, n, n, n, T(1), ga.data(), n, gb.data(), n, T(0), gc.data(), n);
-  };
-  if (!c.measure(g)) return;
-  for (auto& m : c.result().metrics)
-    if (m.tag.rfind("gemm/", 0) == 0) m.headline = false;
-  const Metric* lu = c.result().find_metric("lu/flop_rate");
-  const Metric* gemm = c.result().find_metric("gemm/flop_rate");
-  if (lu && gemm && gemm->value > 0)
-    c.add_metric(derived_metric("lu/percent_of_gemm", "LU rate / cuBLAS GEMM rate at this n", "%",
-                                100 * lu->value / gemm->value));
+  if (with_gemm) measure_gemm_beside<T>(c, n, "lu", "LU");
 }
 
 template <class T>
@@ -291,9 +272,10 @@ void run_fig7_typed(Case& c) {
 }
 
 void run_fig7(Case& c) {
-  if (c.text("factorization") == "qr") return run_qr_fig7(c);
   // Every factorization's case measures "<factorization>/flop_rate" (and gemm/flop_rate beside
   // it), which summarize_fig7 reads.
+  if (c.text("factorization") == "qr") return run_qr_fig7(c);
+  if (c.text("factorization") == "cholesky") return run_cholesky_fig7(c);
   if (c.text("precision") == "s")
     run_fig7_typed<float>(c);
   else
@@ -518,8 +500,8 @@ void register_dense(Registry& registry) {
     e.artifact = "volkov08.fig7";
     e.title = "Dense factorization rates vs n: hybrid (CPU panel), GPU-resident, cuSOLVER, OpenBLAS; BLAS3 rate inside; cuBLAS GEMM";
     e.axes = {
-        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization (Cholesky, QR follow)",
-         .defaults = "lu,qr", .choices = {"lu", "qr"}},
+        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization",
+         .defaults = "lu,cholesky,qr", .choices = {"lu", "cholesky", "qr"}},
         precision_axis(),
         {.name = "n", .kind = AxisKind::integer, .help = "matrix order (square)", .defaults = "1024,2048,4096,8192,16384",
          .quick = "1024,4096,8192,16384", .full = "1024,2048,4096,8192,16384,32768,40000", .min = 1, .max = 65536},
@@ -536,11 +518,14 @@ void register_dense(Registry& registry) {
         {.name = "u12", .kind = AxisKind::text,
          .help = "gpu_resident: U12 = inv(L11)·A12 by GEMM (inverse, volkov08 §5) or by cuBLAS trsm (the ablation)",
          .defaults = "inverse", .choices = {"inverse", "trsm"}},
+        cholesky_update_block_axis(),
     };
     e.axes[1].quick = "s";  // FP32 only in the quick preset: n = 16384 for four methods stays under a minute
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
+      if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);
+      if (!cholesky_axes_at_default(p)) return false;
       if (p.text("factorization") == "qr")
         return qr_fig7_applies(m, p.text("data"), p.integer("n"), p.integer("leaf"), p.text("u12"));
       if (m != "gpu_resident" && p.integer("leaf") != 0) return false;
@@ -561,6 +546,8 @@ void register_dense(Registry& registry) {
     // One rate plot per factorization (each adds its own beside LU's).
     e.plots = {{.artifact = "volkov08.fig7", .x = "n", .y = "lu/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "LU rates (volkov08 Fig. 7)"},
+               {.artifact = "volkov08.fig7", .x = "n", .y = "cholesky/flop_rate", .series = {"method", "data", "precision"},
+                .logx = true, .logy = false, .title = "Cholesky rates (volkov08 Fig. 7)"},
                {.artifact = "volkov08.fig7", .x = "n", .y = "qr/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "QR rates (volkov08 Fig. 7)"},
                {.artifact = "volkov08.fig7", .x = "n", .y = "blas3/flop_rate", .series = {"method", "precision"},

@@ -9,6 +9,7 @@
 #include "core/linalg/residual.hpp"
 #include "factorizations/dense/backward_error.hpp"
 #include "factorizations/dense/dense_experiments.hpp"
+#include "factorizations/dense/gemm_beside.hpp"
 #include "factorizations/dense/qr_block_plan.hpp"
 #include "factorizations/dense/qr_device.hpp"
 #include "kernels/common/fill.cuh"
@@ -255,7 +256,7 @@ void run_qr_case(Case& c) {
   const QrOptions o = options_for<T>(c, method, n);
   std::size_t need = device_bytes_for(method, n, o, e);
   if (n > kHostResidualMax) need = std::max(need, 3 * matrix + n * 8 + (std::size_t{64} << 20));
-  if (method != "openblas" && !accuracy) need = std::max(need, 3 * matrix + (std::size_t{64} << 20));  // GEMM beside
+  if (method != "openblas" && !accuracy) need = std::max(need, gemm_beside_device_bytes(n, e));
   if (accuracy) need = std::max(need, backward_error_device_bytes(n, n));
   if (need > 0) c.require_device_memory(need);
   if (5.5 * static_cast<double>(matrix) > host_bytes_available())
@@ -283,28 +284,7 @@ void run_qr_case(Case& c) {
   if (accuracy) add_backward_error(c, "qr", qr_backward_error<T>(av, rv, qv, c.stream()));
 
   if (method == "openblas" || accuracy) return;
-  // cuBLAS GEMM at the same n in the same run: the ceiling the rates are read against.
-  DeviceBuffer<T> ga(static_cast<std::size_t>(n * n)), gb(static_cast<std::size_t>(n * n)),
-      gc(static_cast<std::size_t>(n * n));
-  kernels::launch_fill_uniform(ga.data(), ga.size(), c.seed() + 1, T(-1), T(1), c.stream());
-  kernels::launch_fill_uniform(gb.data(), gb.size(), c.seed() + 2, T(-1), T(1), c.stream());
-  kernels::launch_fill_uniform(gc.data(), gc.size(), c.seed() + 3, T(-1), T(1), c.stream());
-  CublasHandle blas(c.stream());
-  MeasureSpec g;
-  g.name = "gemm";
-  g.label = std::string(sizeof(T) == 4 ? "cuBLAS sgemm" : "cuBLAS dgemm") + " n × n × n";
-  g.flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  g.body = [&](std::size_t) {
-    dev::gemm<T>(blas, Op::N, Op::N, n, n, n, T(1), ga.data(), n, gb.data(), n, T(0), gc.data(), n);
-  };
-  if (!c.measure(g)) return;
-  for (auto& m : c.result().metrics)
-    if (m.tag.rfind("gemm/", 0) == 0) m.headline = false;
-  const Metric* qr = c.result().find_metric("qr/flop_rate");
-  const Metric* gemm = c.result().find_metric("gemm/flop_rate");
-  if (qr && gemm && gemm->value > 0)
-    c.add_metric(derived_metric("qr/percent_of_gemm", "QR rate / cuBLAS GEMM rate at this n", "%",
-                                100 * qr->value / gemm->value));
+  measure_gemm_beside<T>(c, n, "qr", "QR");
 }
 
 }  // namespace

@@ -1,0 +1,193 @@
+#include "factorizations/dense/cholesky_gpu_resident.hpp"
+
+#include "core/linalg/device_blas.hpp"
+#include "factorizations/dense/cholesky_update.hpp"
+#include "factorizations/dense/staging.hpp"
+#include "kernels/dense/triangle.cuh"
+#include "kernels/qr/caqr_kernels.cuh"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace gpufact::dense {
+namespace {
+
+template <class T>
+constexpr cudaDataType_t cuda_type() {
+  return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+}
+
+}  // namespace
+
+template <class T>
+CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const CholeskyOptions& o)
+    : n(n_), ld(device_ld(n_, n_, false)), transfer_width(triangle_transfer_width(n_, sizeof(T))), options(o) {
+  if (n < 0) throw std::invalid_argument("cholesky_gpu_resident: negative size");
+  validate(options);
+  (void)update_gemm_fn<T>(options.gemm);
+  const auto steps = cholesky_schedule(n, options.nb);
+  infos = DeviceBuffer<int>(std::max<std::size_t>(steps.size(), 1));
+  host_infos = PinnedBuffer<int>(infos.size());
+  first_nonfinite = DeviceBuffer<unsigned long long>(1);
+  host_first_nonfinite = PinnedBuffer<unsigned long long>(1);
+  solver.set_stream(streams.panel);
+  panel_blas.set_stream(streams.panel);
+  update_blas.set_stream(streams.update);
+  std::size_t dmax = 0, hmax = 0;
+  const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
+  for (const auto& s : steps) {
+    std::size_t dbytes = 0, hbytes = 0;
+    GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(solver, solver.params(), CUBLAS_FILL_MODE_LOWER, s.j1 - s.j0,
+                                                       cuda_type<T>(), const_cast<T*>(probe.data()), ld,
+                                                       cuda_type<T>(), &dbytes, &hbytes));
+    dmax = std::max(dmax, dbytes);
+    hmax = std::max(hmax, hbytes);
+  }
+  solver_device = DeviceBuffer<std::byte>(std::max<std::size_t>(dmax, 1));
+  solver_host.resize(hmax);
+  if (options.inverse_trsm && n > options.nb) {
+    inverse = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * options.nb));
+    l21 = DeviceBuffer<T>(static_cast<std::size_t>(n * options.nb));
+  }
+}
+
+std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes,
+                                               bool with_matrix) {
+  const std::int64_t ld = device_ld(n, n, false);
+  return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
+         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (n + o.nb)) * element_bytes : 0) +
+         (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
+}
+
+template <class T>
+int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyResidentWorkspace<T>& ws,
+                          cudaStream_t stream, PhaseTimer* timer) {
+  if (n != ws.n) throw std::invalid_argument("cholesky_gpu_resident: workspace made for another n");
+  if (ldda < std::max<std::int64_t>(1, n))
+    throw std::invalid_argument("cholesky_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, n)");
+  if (n == 0) return 0;
+  if (timer) timer->start(stream);
+  const CholeskyOptions& o = ws.options;
+  const auto steps = cholesky_schedule(n, o.nb);
+  const DeviceMatrix<T> d{d_a, n, n, ldda, false};
+  auto& st = ws.streams;
+  cudaStream_t sp = st.panel, su = st.update;
+  st.join_from(stream);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.first_nonfinite.data(), 0xff, sizeof(unsigned long long), sp));
+  kernels::launch_find_nonfinite_lower(d_a, ldda, n, ws.first_nonfinite.data(), sp);
+
+  const std::int64_t nb = o.nb;
+  // Panel i on the panel stream: potrf of its diagonal block (info into infos[i]), then L21.
+  auto factor_panel = [&](std::size_t i) {
+    const CholeskyStep& s = steps[i];
+    const std::int64_t w = s.j1 - s.j0, below = n - s.j1;
+    GpuPhase phase(timer, Phase::gpu_panel, sp);
+    GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf(ws.solver, ws.solver.params(), CUBLAS_FILL_MODE_LOWER, w, cuda_type<T>(),
+                                            d.at(s.j0, s.j0), ldda, cuda_type<T>(), ws.solver_device.data(),
+                                            ws.solver_device.bytes(),
+                                            ws.solver_host.empty() ? nullptr : ws.solver_host.data(),
+                                            ws.solver_host.size(), ws.infos.data() + i));
+    if (below <= 0) return;
+    if (o.inverse_trsm) {
+      // inv(L11) by trsm on the w × w identity (w³/3 flops), then one GEMM instead of the
+      // triangular solve with `below` right-hand sides (volkov08 §5), out of place and copied back.
+      kernels::launch_set_identity<T>(ws.inverse.data(), nb, w, w, sp);
+      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::non_unit, w, w, T(1), d.at(s.j0, s.j0), ldda,
+                   ws.inverse.data(), nb);
+      dev::gemm<T>(ws.panel_blas, Op::N, Op::T, below, w, w, T(1), d.at(s.j1, s.j0), ldda, ws.inverse.data(), nb, T(0),
+                   ws.l21.data(), n);
+      GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(d.at(s.j1, s.j0), static_cast<std::size_t>(ldda) * sizeof(T), ws.l21.data(),
+                                           static_cast<std::size_t>(n) * sizeof(T),
+                                           static_cast<std::size_t>(below) * sizeof(T), static_cast<std::size_t>(w),
+                                           cudaMemcpyDeviceToDevice, sp));
+    } else {
+      dev::trsm<T>(ws.panel_blas, Side::right, Uplo::lower, Op::T, Diag::non_unit, below, w, T(1), d.at(s.j0, s.j0),
+                   ldda, d.at(s.j1, s.j0), ldda);
+    }
+  };
+
+  // Stream roles per step i (panel i factored, its ready event recorded on the panel stream):
+  //   panel  (high priority): the next panel's columns [j1, j1') updated with panel i, then
+  //          factored — the critical chain;
+  //   update: the rest [j1', n) with panel i, back to back with the previous step's update.
+  // The panel stream waits for the previous update (it wrote the next panel's columns), the
+  // update stream for panel i's factorization.
+  factor_panel(0);
+  st.lookahead_done.record(sp);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const CholeskyStep& s = steps[i];
+    const bool has_next = i + 1 < steps.size();
+    const bool ahead = o.lookahead && has_next;
+    const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
+    st.update_done.record(su);
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, st.update_done.get(), 0));
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(su, st.lookahead_done.get(), 0));
+    cholesky_update_columns(d, s.j0, s.j1, rest_begin, n, o, ws.update_blas, su, timer);
+    if (ahead) {
+      cholesky_update_columns(d, s.j0, s.j1, s.j1, rest_begin, o, ws.panel_blas, sp, timer);
+      factor_panel(i + 1);
+      st.lookahead_done.record(sp);
+    } else if (has_next) {
+      st.panel_after_update();
+      factor_panel(i + 1);
+      st.lookahead_done.record(sp);
+    }
+  }
+  st.panel_after_update();
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), steps.size() * sizeof(int),
+                                     cudaMemcpyDeviceToHost, sp));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_first_nonfinite.data(), ws.first_nonfinite.data(),
+                                     sizeof(unsigned long long), cudaMemcpyDeviceToHost, sp));
+  st.finished.record(sp);
+  st.finished.synchronize();
+  st.join_into(stream);
+  if (timer) timer->stop();
+  const unsigned long long bad = ws.host_first_nonfinite[0];
+  if (bad != ~0ull)
+    throw std::invalid_argument("cholesky_gpu_resident: A(" + std::to_string(bad % static_cast<unsigned long long>(n)) +
+                                ", " + std::to_string(bad / static_cast<unsigned long long>(n)) +
+                                ") is NaN or Inf; the input must be finite");
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const int panel_info = ws.host_infos[i];
+    if (panel_info < 0) throw std::runtime_error("cusolverDnXpotrf returned info " + std::to_string(panel_info));
+    if (panel_info > 0) return static_cast<int>(steps[i].j0) + panel_info;
+  }
+  return 0;
+}
+
+template <class T>
+int cholesky_gpu_resident_host(std::int64_t n, T* a, std::int64_t lda, CholeskyResidentWorkspace<T>& ws,
+                               cudaStream_t stream, PhaseTimer* timer) {
+  if (lda < std::max<std::int64_t>(1, n))
+    throw std::invalid_argument("cholesky_gpu_resident_host: lda = " + std::to_string(lda) + " < max(1, n)");
+  if (n != ws.n) throw std::invalid_argument("cholesky_gpu_resident_host: workspace made for another n");
+  if (n == 0) return 0;
+  if (ws.matrix.size() < static_cast<std::size_t>(ws.ld * n)) ws.matrix = DeviceBuffer<T>(static_cast<std::size_t>(ws.ld * n));
+  const DeviceMatrix<T> d{ws.matrix.data(), n, n, ws.ld, false};
+  upload_lower(a, lda, d, 0, ws.transfer_width, stream, nullptr);
+  int info = 0;
+  try {
+    info = cholesky_gpu_resident(n, ws.matrix.data(), ws.ld, ws, stream, timer);
+  } catch (const std::invalid_argument&) {
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));  // nothing comes back; the caller's matrix is unchanged
+    throw;
+  }
+  download_lower(d, a, lda, 0, ws.transfer_width, stream, nullptr);
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return info;
+}
+
+template class CholeskyResidentWorkspace<float>;
+template class CholeskyResidentWorkspace<double>;
+#define GPUFACT_CHOLESKY_RESIDENT(T)                                                                                   \
+  template int cholesky_gpu_resident<T>(std::int64_t, T*, std::int64_t, CholeskyResidentWorkspace<T>&, cudaStream_t,   \
+                                        PhaseTimer*);                                                                  \
+  template int cholesky_gpu_resident_host<T>(std::int64_t, T*, std::int64_t, CholeskyResidentWorkspace<T>&,            \
+                                             cudaStream_t, PhaseTimer*);
+GPUFACT_CHOLESKY_RESIDENT(float)
+GPUFACT_CHOLESKY_RESIDENT(double)
+#undef GPUFACT_CHOLESKY_RESIDENT
+
+}  // namespace gpufact::dense

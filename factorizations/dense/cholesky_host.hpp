@@ -1,0 +1,80 @@
+// The blocked right-looking Cholesky (volkov08 §5: "the entire matrix is updated as soon as the
+// next block column is available") shared by the hybrid and the GPU-resident drivers: the panel
+// schedule, the column blocks of the trailing update, the block sizes, the width of the rectangles
+// that carry the lower triangle over PCIe, and the same algorithm on the host (same panels, same
+// order, same update blocks) so CI checks it against LAPACK potrf without a GPU.
+#pragma once
+
+#include "factorizations/dense/update_gemm.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpufact::dense {
+
+struct CholeskyOptions {
+  std::int64_t nb = 256;  // panel width
+  bool lookahead = true;  // the next panel's columns are updated first and factored beside the rest of the update
+  // GPU-resident: L21 = A21 · inv(L11)ᵀ by one GEMM, inv(L11) by trsm on the identity (as the
+  // LU's U12, volkov08 §5); false: cuBLAS trsm in place.
+  bool inverse_trsm = true;
+  // Trailing update A22 −= L21·L21ᵀ (lower triangle only) in column blocks of this width: each
+  // block's diagonal square by a rank-k triangle update (cuBLAS syrk, or gpufact's triangular
+  // SGEMM) and the rectangle below it by one GEMM. 0: the whole trailing triangle in one call.
+  std::int64_t update_block = 2048;
+  UpdateGemm gemm = UpdateGemm::cublas;
+};
+
+// Throws std::invalid_argument naming the bad field.
+void validate(const CholeskyOptions& o);
+std::string describe(const CholeskyOptions& o);  // "nb=256 lookahead inverse block=2048 cublas"
+
+// The flop count the rates use: n³/3 (LAPACK's n³/3 + n²/2 + n/6 without the lower terms).
+double cholesky_flops(std::int64_t n);
+
+// Panel k covers columns [j0, j1), j1 − j0 = nb except the last (n not a multiple of nb).
+struct CholeskyStep {
+  std::int64_t j0 = 0, j1 = 0;
+};
+std::vector<CholeskyStep> cholesky_schedule(std::int64_t n, std::int64_t nb);
+
+// One column block [c0, c1) of a trailing update: the lower triangle of its diagonal square
+// (rows and columns [c0, c1)) and the rectangle below it (rows [c1, n), columns [c0, c1)).
+struct UpdateBlock {
+  std::int64_t c0 = 0, c1 = 0;
+};
+// The blocks covering columns [c0, c1) (block = 0: one block).
+std::vector<UpdateBlock> update_blocks(std::int64_t c0, std::int64_t c1, std::int64_t block);
+
+// LAPACK potrf semantics, lower: the column-major n × n `a` (lda >= max(1, n)); its lower
+// triangle is overwritten by L, the strict upper triangle is neither read nor written. Returns
+// info: 0, or the 1-based order of the first leading minor that is not positive definite (the
+// factorization stops there, as LAPACK's). Only nb and update_block matter on the host. Throws
+// std::invalid_argument on bad sizes or a NaN/Inf in the lower triangle.
+template <class T>
+int cholesky_blocked_host(std::int64_t n, T* a, std::int64_t lda, const CholeskyOptions& o);
+
+// volkov08 §5: "the transfer of the triangular matrix is done by transferring a set of rectangular
+// blocks that includes the triangular part; the width of the blocks is optimized using the
+// performance model of §3.2" (eq. 1: time = α + bytes/β per transfer). The lower triangle of an
+// n × n matrix sent as column blocks of width b costs ⌈n/b⌉·α + (n²/2 + n·b/2)·e/β: fewer,
+// wider blocks pay less latency and carry more of the upper triangle along. The minimum is at
+// b* = √(2αβ/e); returned rounded to a multiple of 32 in [32, n] (n when n <= 32). Defaults: the
+// H200's pinned host-to-device fit (volkov08.transfer: α = 4.3 µs, β = 52.7 GB/s) → b* ≈ 336 in
+// FP32, 238 in FP64.
+struct TransferLink {
+  double alpha_s = 4.3e-6;
+  double beta_bytes_per_s = 52.65e9;
+};
+std::int64_t triangle_transfer_width(std::int64_t n, std::size_t element_bytes, const TransferLink& link = {});
+
+// Panel widths when the nb axis is 0. Hybrid: the LU's time model (lu_block_model.hpp) with the
+// update's flops halved (a syrk is half a GEMM of the same shape), so the CPU panel (potrf + trsm,
+// m·b² flops like getrf's) is balanced against half the GPU work. GPU-resident: the trailing
+// syrk's k grows with n until it runs near the GEMM's rate, as gpu_resident_lu_nb.
+std::int64_t cholesky_hybrid_nb(std::int64_t n, std::size_t element_bytes);
+std::int64_t cholesky_resident_nb(std::int64_t n);
+
+}  // namespace gpufact::dense
