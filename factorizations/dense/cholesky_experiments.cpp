@@ -11,9 +11,11 @@
 #include "core/linalg/device_blas.hpp"
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/residual.hpp"
+#include "factorizations/dense/backward_error.hpp"
 #include "factorizations/dense/cholesky_gpu_resident.hpp"
 #include "factorizations/dense/cholesky_gpu_residual.hpp"
 #include "factorizations/dense/cholesky_hybrid.hpp"
+#include "factorizations/dense/dense_experiments.hpp"
 #include "factorizations/dense/gemm_beside.hpp"
 
 #include <unistd.h>
@@ -168,12 +170,14 @@ std::size_t device_bytes_for(const std::string& method, std::int64_t n, const Ch
 template <class T>
 void run_cholesky_case(Case& c) {
   const std::string& method = c.text("method");
-  const std::string& data = c.text("data");
+  const std::string data = case_data(c);
+  const bool accuracy = wants_backward_error(c);
   const std::int64_t n = c.integer("n");
   const CholeskyOptions o = options_for(c, method, n);
   const std::size_t e = sizeof(T), matrix = static_cast<std::size_t>(n * n) * e;
   std::size_t need = std::max(device_bytes_for(method, n, o, e), cholesky_device_bytes_for_checks(n, e));
-  if (method != "openblas") need = std::max(need, gemm_beside_device_bytes(n, e));
+  if (method != "openblas" && !accuracy) need = std::max(need, gemm_beside_device_bytes(n, e));
+  if (accuracy) need = std::max(need, backward_error_device_bytes(n, n));
   c.require_device_memory(need);
   const double host_need = 3.5 * static_cast<double>(matrix);
   if (host_need > static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE)))
@@ -195,7 +199,8 @@ void run_cholesky_case(Case& c) {
              cholesky_residual_device<T>(a.view(), l, c.stream()), kTolerance);
   if (const Metric* rate = c.result().find_metric("cholesky/flop_rate"))
     c.add_metric(derived_metric("cholesky/tflops", "Cholesky rate", "TFLOP/s", rate->value * 1e-3));
-  if (method != "openblas") measure_gemm_beside<T>(c, n, "cholesky", "Cholesky");
+  if (accuracy) add_backward_error(c, "cholesky", cholesky_backward_error<T>(a.view(), l, c.stream()));
+  if (method != "openblas" && !accuracy) measure_gemm_beside<T>(c, n, "cholesky", "Cholesky");
 }
 
 }  // namespace

@@ -594,8 +594,8 @@ void register_dense(Registry& registry) {
     e.artifact = "volkov08.accuracy";
     e.title = "Backward error in units of ε‖A‖max (and MAGMA's) per factorization and method, residual in double";
     e.axes = {
-        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization", .defaults = "lu,qr",
-         .choices = {"lu", "qr"}},
+        {.name = "factorization", .kind = AxisKind::text, .help = "which factorization",
+         .defaults = "lu,cholesky,qr", .choices = {"lu", "cholesky", "qr"}},
         precision_axis(),
         {.name = "n", .kind = AxisKind::integer, .help = "matrix order (the paper's 8192)", .defaults = "8192",
          .quick = "8192", .full = "4096,8192,16384", .min = 1, .max = 65536},
@@ -607,6 +607,7 @@ void register_dense(Registry& registry) {
     e.applies = [](const AxisPoint& p) { return p.text("method") != "openblas" || p.integer("n") <= kOpenblasMax; };
     e.run = [](Case& c) {
       if (c.text("factorization") == "qr") return run_qr_fig7(c);
+      if (c.text("factorization") == "cholesky") return run_cholesky_fig7(c);
       const std::string& method = c.text("method");
       const std::string data = case_data(c);
       if (c.text("precision") == "s")
