@@ -9,7 +9,9 @@
 //   volkov08.accuracy  backward error at n = 8192 per factorization and method, residuals in
 //                   double (backward_error.hpp), beside OpenBLAS's and the paper's
 // Every case checks its factors with ‖PA − LU‖₁/(n‖A‖₁ε) < 30 (host below n = 4096, cuBLAS above)
-// and info = 0 on fresh uniform [−1, 1] inputs.
+// and info = 0 on fresh uniform [−1, 1] inputs, and records the growth factor max|U|/max|A|.
+// fig7's axis `panel` puts the GPU-resident LU's leaves on TSLU with tournament pivoting (CALU),
+// a different P than partial pivoting's, held to the same residual check.
 #include "factorizations/dense/dense_experiments.hpp"
 
 #include "core/bench/case.hpp"
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -63,6 +66,7 @@ LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   o.nb = nb > 0 ? nb : auto_nb(method, n, e);
   if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
   if (c.point().has("leaf")) o.panel_leaf = c.integer("leaf");
+  if (c.point().has("panel")) o.panel = panel_method_from(c.text("panel"));
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
   if (c.point().has("threads")) o.cpu_threads = static_cast<int>(c.integer("threads"));
   return o;
@@ -227,6 +231,25 @@ std::size_t device_bytes_for(const std::string& method, std::int64_t n, const Lu
   return 2 * matrix + (std::size_t{512} << 20);  // cuSOLVER: pristine + work + its workspace
 }
 
+// Element growth of the factors (the stability question tournament pivoting raises; CALU §3):
+// max|U| / max|A| and max|L| (1 under partial pivoting, possibly more under tournament pivoting).
+// One pass over the host copies the verified run already left.
+template <class T>
+void record_growth(Case& c, const HostMatrix<T>& a, const T* lu) {
+  const std::int64_t n = a.rows();
+  double max_a = 0, max_u = 0, max_l = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const T* col = lu + j * n;
+    for (std::int64_t i = 0; i <= j; ++i) max_u = std::max(max_u, static_cast<double>(std::fabs(col[i])));
+    for (std::int64_t i = j + 1; i < n; ++i) max_l = std::max(max_l, static_cast<double>(std::fabs(col[i])));
+    for (std::int64_t i = 0; i < n; ++i) max_a = std::max(max_a, static_cast<double>(std::fabs(a(i, j))));
+  }
+  const double growth = max_a > 0 ? max_u / max_a : 0.0;
+  c.result().data["growth_factor"] = growth;
+  c.result().data["max_abs_l"] = max_l;
+  c.add_metric(derived_metric("lu/growth", "growth factor max|U| / max|A|", "x", growth, false, false));
+}
+
 double host_bytes_available() {
   return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
@@ -254,6 +277,7 @@ void run_lu_case(Case& c, const std::string& method, const std::string& data, co
   const LuCaseOutcome out = measure_lu<T>(c, method, data, o, a, work, ipiv, breakdown);
   c.verify("getrf info", out.info, 0);
   c.verify(residual_method(n), residual_of<T>(a, work.data(), ipiv.data(), c.stream()), kTolerance);
+  record_growth<T>(c, a, work.data());
   if (const Metric* rate = c.result().find_metric("lu/flop_rate"))
     c.add_metric(derived_metric("lu/tflops", "LU rate", "TFLOP/s", rate->value * 1e-3));
   if (wants_backward_error(c)) {
@@ -321,7 +345,8 @@ void summarize_fig7(Summary& s) {
   for (const auto& r : s.results()) {
     if (r.status != Status::passed) continue;
     // The trsm ablation of the GPU-resident U12 is a row of its own.
-    const std::string ablation = r.axes.value("u12", "inverse") == "trsm" ? "+trsm" : "";
+    std::string ablation = r.axes.value("u12", "inverse") == "trsm" ? "+trsm" : "";
+    if (r.axes.value("panel", "cusolver") == "tournament") ablation += "+tournament";
     const std::string p = r.axes.value("precision", ""),
                       key = r.axes.value("method", "") + ablation + "/" + r.axes.value("data", "");
     const std::int64_t n = r.axes.value("n", std::int64_t{0});
@@ -454,9 +479,15 @@ AxisSpec nb_axis() {
 }
 AxisSpec leaf_axis() {
   return {.name = "leaf", .kind = AxisKind::integer,
-          .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER (0: one "
-                  "cuSOLVER getrf per panel)",
+          .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER or TSLU "
+                  "(axis panel; 0: one cuSOLVER getrf per panel, or 32-column TSLU leaves)",
           .defaults = "0", .min = 0, .max = 512};
+}
+AxisSpec panel_axis() {
+  return {.name = "panel", .kind = AxisKind::text,
+          .help = "gpu_resident: panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
+                  "pivoting (CALU; leaf 0 means 32, else 8..64)",
+          .defaults = "cusolver", .quick = "cusolver,tournament", .choices = {"cusolver", "tournament"}};
 }
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
@@ -515,6 +546,7 @@ void register_dense(Registry& registry) {
         nb_axis(),
         gemm_axis(),
         leaf_axis(),
+        panel_axis(),
         {.name = "u12", .kind = AxisKind::text,
          .help = "gpu_resident: U12 = inv(L11)·A12 by GEMM (inverse, volkov08 §5) or by cuBLAS trsm (the ablation)",
          .defaults = "inverse", .choices = {"inverse", "trsm"}},
@@ -529,6 +561,7 @@ void register_dense(Registry& registry) {
       if (p.text("factorization") == "qr")
         return qr_fig7_applies(m, p.text("data"), p.integer("n"), p.integer("leaf"), p.text("u12"));
       if (m != "gpu_resident" && p.integer("leaf") != 0) return false;
+      if (m != "gpu_resident" && p.text("panel") != "cusolver") return false;
       if (m != "gpu_resident" && p.text("u12") != "inverse") return false;
       if (m == "openblas") return p.text("data") == "host" && p.integer("n") <= kOpenblasMax;
       if (m == "hybrid") return p.text("data") == "host";
@@ -538,6 +571,9 @@ void register_dense(Registry& registry) {
       const std::int64_t leaf = p.integer("leaf");
       if (leaf != 0 && leaf < 8)
         throw UsageError("axis 'leaf': " + std::to_string(leaf) + " is not 0 (no recursion) or in 8..512");
+      if (p.text("panel") == "tournament" && leaf > 64)
+        throw UsageError("axis 'leaf': " + std::to_string(leaf) +
+                         " with panel=tournament must be 0 (32) or in 8..64 (the TSLU leaf's widest)");
       if (p.text("gemm") != "cublas" && p.text("precision") == "d")
         throw UsageError("axis 'gemm': " + p.text("gemm") + " has no FP64 slot; use gemm=cublas for precision d");
     };

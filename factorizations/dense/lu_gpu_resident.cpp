@@ -5,6 +5,7 @@
 #include "factorizations/dense/staging.hpp"
 #include "kernels/dense/finite_check.cuh"
 #include "kernels/dense/row_swaps.cuh"
+#include "kernels/lu/tslu.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
 
 #include <algorithm>
@@ -46,7 +47,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
   const auto steps = lu_schedule(m, n, options);
-  const auto leaves = all_leaves(steps, options.panel_leaf);
+  const auto leaves = all_leaves(steps, effective_panel_leaf(options));
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
   infos = DeviceBuffer<int>(std::max<std::size_t>(leaves.size(), 1));
   first_nonfinite = DeviceBuffer<unsigned long long>(1);
@@ -58,7 +59,17 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   update_blas.set_stream(streams.update);
   std::size_t dmax = 0, hmax = 0;
   const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
+  const bool tournament = options.panel == PanelMethod::tournament;
+  if (tournament) {
+    std::size_t tbytes = 0;
+    for (const auto& l : leaves)
+      tbytes = std::max(tbytes, kernels::tslu_workspace_bytes(m - l.c0, l.c1 - l.c0, sizeof(T)));
+    tslu_work = DeviceBuffer<std::byte>(std::max<std::size_t>(tbytes, 1));
+    // The tree's arrival counters start at zero; every launch leaves them so (same stream).
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(tslu_work.data(), 0, tslu_work.bytes(), streams.panel));
+  }
   for (const auto& l : leaves) {
+    if (tournament) break;
     std::size_t dbytes = 0, hbytes = 0;
     GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(solver, solver.params(), m - l.c0, l.c1 - l.c0, cuda_type<T>(),
                                                        const_cast<T*>(probe.data()), ld, cuda_type<T>(), &dbytes,
@@ -80,6 +91,9 @@ std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const L
   return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
          static_cast<std::size_t>(std::min(m, n)) * 8 + static_cast<std::size_t>(m) * o.nb * element_bytes +
          (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (n + 2 * o.nb)) * element_bytes : 0) +
+         (o.panel == PanelMethod::tournament
+              ? kernels::tslu_workspace_bytes(m, std::min(effective_panel_leaf(o), std::min(m, n)), element_bytes)
+              : 0) +
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
 
@@ -92,7 +106,8 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   if (m == 0 || n == 0) return 0;
   if (timer) timer->start(stream);
   const auto steps = lu_schedule(m, n, ws.options);
-  const std::int64_t leaf = ws.options.panel_leaf;
+  const std::int64_t leaf = effective_panel_leaf(ws.options);
+  const bool tournament = ws.options.panel == PanelMethod::tournament;
   const DeviceMatrix<T> d{d_a, m, n, ldda, false};
   const UpdateGemmFn<T> gemm = update_gemm_fn<T>(ws.options.gemm);
   auto& st = ws.streams;
@@ -122,6 +137,12 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   };
   std::size_t leaf_index = 0;  // infos slot of the next leaf
   auto factor_leaf = [&](std::int64_t c0, std::int64_t c1) {
+    if (tournament) {  // TSLU: two launches, same ipiv and infos conventions as cuSOLVER's
+      kernels::launch_tslu(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0, ws.infos.data() + leaf_index,
+                           ws.tslu_work.data(), ws.tslu_work.bytes(), sp);
+      ++leaf_index;
+      return;
+    }
     GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf(ws.solver, ws.solver.params(), m - c0, c1 - c0, cuda_type<T>(), d.at(c0, c0),
                                             ldda, ws.ipiv.data() + c0, cuda_type<T>(), ws.solver_device.data(),
                                             ws.solver_device.bytes(),
@@ -253,7 +274,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const PanelLeaf& l = leaves[i];
     for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(l.c0 + ws.host_ipiv[j]);
-    if (ws.host_infos[i] < 0) throw std::runtime_error("cusolverDnXgetrf returned info " + std::to_string(ws.host_infos[i]));
+    if (ws.host_infos[i] < 0) throw std::runtime_error(std::string(tournament ? "TSLU" : "cusolverDnXgetrf") + " returned info " + std::to_string(ws.host_infos[i]));
     if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
   }
   st.join_into(stream);

@@ -5,7 +5,9 @@
 // with its own interchanges and U12). U12 = inv(L11) · A12 by one GEMM per stream and step
 // (LuOptions::inverse_trsm, volkov08 §5: cuBLAS trsm runs far below the GEMM rate; inv(L11) by a
 // trsm on the nb × nb identity right after the panel), or by cuBLAS trsm; updates through the update-GEMM table;
-// the panel optionally recursive (LuOptions::panel_leaf). The modern variant beside the paper's hybrid:
+// the panel optionally recursive (LuOptions::panel_leaf), its leaves by cuSOLVER or by TSLU with
+// tournament pivoting (LuOptions::panel, kernels/lu/tslu.cuh: no global synchronization per
+// column). The modern variant beside the paper's hybrid:
 // a 16-core host against a 60 TFLOP/s GPU.
 #pragma once
 
@@ -24,8 +26,9 @@ namespace gpufact::dense {
 template <class T>
 class LuResidentWorkspace {
  public:
-  // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm and o.panel_leaf (0: one cuSOLVER getrf per
-  // panel, which blocks inside it; > 0: the recursive panel).
+  // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm, o.panel_leaf (0: one cuSOLVER getrf per
+  // panel, which blocks inside it; > 0: the recursive panel) and o.panel (tournament: TSLU leaves
+  // of effective_panel_leaf(o) columns).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
   std::int64_t m, n, ld;
   LuOptions options;
@@ -34,6 +37,7 @@ class LuResidentWorkspace {
   DeviceBuffer<int> infos;  // one per panel
   DeviceBuffer<unsigned long long> first_nonfinite;
   DeviceBuffer<std::byte> solver_device;
+  DeviceBuffer<std::byte> tslu_work;  // panel = tournament: candidates and tree counters (largest leaf)
   // inverse_trsm: inv(L11) of two consecutive panels (nb × nb each, ld nb; the update stream may
   // still read panel i's while panel i + 1's is made), and U12 = inv(L11)·A12 out of place
   // (nb × n, ld nb, indexed by the matrix column, so the two streams' column ranges never meet).

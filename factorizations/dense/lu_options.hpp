@@ -9,6 +9,10 @@
 
 namespace gpufact::dense {
 
+// How the GPU-resident LU factors each panel leaf: cusolverDnXgetrf (partial pivoting), or TSLU
+// with tournament pivoting (kernels/lu/tslu.cuh; CALU §2), a different but stable choice of P.
+enum class PanelMethod { cusolver, tournament };
+
 struct LuOptions {
   std::int64_t nb = 64;          // fine panel width (the paper's 64 = its SGEMM block)
   int coarse_factor = 4;         // two-level: a coarse window spans coarse_factor fine panels (even, >= 2)
@@ -22,7 +26,18 @@ struct LuOptions {
   // GPU-resident: recursive panel factorization down to leaves of this many columns, each leaf by
   // cusolverDnXgetrf, trsm + GEMM between the halves (0: one cusolverDnXgetrf on the whole panel).
   std::int64_t panel_leaf = 0;
+  // GPU-resident: the leaf factorization. tournament takes leaves of 8..64 columns (panel_leaf 0:
+  // kTournamentLeaf).
+  PanelMethod panel = PanelMethod::cusolver;
 };
+
+inline constexpr std::int64_t kTournamentLeaf = 32;
+
+// The leaf width the GPU-resident LU uses: panel_leaf, or kTournamentLeaf for a tournament panel
+// left at 0 (a TSLU leaf is at most 64 wide).
+std::int64_t effective_panel_leaf(const LuOptions& o);
+const char* panel_method_name(PanelMethod p);
+PanelMethod panel_method_from(const std::string& name);  // throws std::invalid_argument
 
 // Throws std::invalid_argument naming the bad field.
 void validate(const LuOptions& o);

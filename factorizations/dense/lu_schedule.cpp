@@ -14,6 +14,22 @@ void validate(const LuOptions& o) {
     throw std::invalid_argument("cpu_threads = " + std::to_string(o.cpu_threads) + " is outside 0..1024");
   if (o.panel_leaf != 0 && (o.panel_leaf < 8 || o.panel_leaf > 512))
     throw std::invalid_argument("panel_leaf = " + std::to_string(o.panel_leaf) + " must be 0 (no recursion) or in 8..512");
+  if (o.panel == PanelMethod::tournament && o.panel_leaf > 64)
+    throw std::invalid_argument("panel_leaf = " + std::to_string(o.panel_leaf) +
+                                " with panel = tournament must be 0 (32) or in 8..64 (the TSLU leaf's widest)");
+}
+
+std::int64_t effective_panel_leaf(const LuOptions& o) {
+  if (o.panel == PanelMethod::tournament && o.panel_leaf == 0) return kTournamentLeaf;
+  return o.panel_leaf;
+}
+
+const char* panel_method_name(PanelMethod p) { return p == PanelMethod::tournament ? "tournament" : "cusolver"; }
+
+PanelMethod panel_method_from(const std::string& name) {
+  if (name == "cusolver") return PanelMethod::cusolver;
+  if (name == "tournament") return PanelMethod::tournament;
+  throw std::invalid_argument("panel = " + name + " is not cusolver or tournament");
 }
 
 std::vector<PanelLeaf> panel_leaves(std::int64_t j0, std::int64_t j1, std::int64_t leaf) {
@@ -45,6 +61,7 @@ std::string describe(const LuOptions& o) {
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
   if (o.cpu_threads > 0) s += " cpu_threads=" + std::to_string(o.cpu_threads);
   if (o.panel_leaf > 0) s += " panel_leaf=" + std::to_string(o.panel_leaf);
+  if (o.panel == PanelMethod::tournament) s += " panel=tournament(leaf=" + std::to_string(effective_panel_leaf(o)) + ")";
   return s;
 }
 
