@@ -136,7 +136,7 @@ expect 0 "dry run" -- bench --dry-run && stderr_empty && stdout_has "host.blas" 
 expect 0 "dry run with overrides" -- bench --dry-run host.blas -a n=100:400:*2 -a routine=gemm --precision d &&
   stdout_has "n=100 " "n=200 " "n=400 " "1 experiments, 3 cases"
 # MAGMA's tester vocabulary: -N sizes, --nb block sizes, -l adds the LAPACK (OpenBLAS) method.
-expect 0 "tester flags -N --nb -l" -- bench --dry-run volkov08.fig7 -a method=cusolver -a data=host -N 1000 --nb 96 -l &&
+expect 0 "tester flags -N --nb -l" -- bench --dry-run volkov08.fig7 -a factorization=lu -a method=cusolver -a data=host -N 1000 --nb 96 -l &&
   stdout_has "n=1000 method=cusolver data=host nb=96" "n=1000 method=openblas data=host nb=96" "1 experiments, 2 cases"
 expect 2 "-l without an openblas method" -- bench --dry-run volkov08.fig1 -l && one_line_error "-l" "openblas"
 if ls "$tmp"/gpufact-*.json >/dev/null 2>&1; then fail "--dry-run wrote a report"; fi
