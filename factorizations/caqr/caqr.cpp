@@ -16,11 +16,24 @@ kernels::CaqrTreeLevelArgs level_args(const CaqrTreeLevel& l, int fan_in) {
 std::string shape_problem(const CaqrOptions& o, std::int64_t n, std::size_t elem) {
   const int fan_in = tree_fan_in(o.shape);
   const int w = static_cast<int>(std::min<std::int64_t>(n, o.shape.cols));
+  if (o.kernels == CaqrKernels::blocked) {
+    auto why = elem == sizeof(float) ? kernels::caqr_wy_shape_problem<float>(o.shape.rows, o.shape.cols, fan_in, w)
+                                     : kernels::caqr_wy_shape_problem<double>(o.shape.rows, o.shape.cols, fan_in, w);
+    if (!why.empty()) return why;
+  }
   return elem == sizeof(float) ? kernels::caqr_shape_problem<float>(o.shape.rows, o.shape.cols, o.reduction, fan_in, w)
                                : kernels::caqr_shape_problem<double>(o.shape.rows, o.shape.cols, o.reduction, fan_in, w);
 }
 
 }  // namespace
+
+CaqrKernels caqr_kernels_from(const std::string& name) {
+  if (name == "columnwise") return CaqrKernels::columnwise;
+  if (name == "blocked") return CaqrKernels::blocked;
+  throw std::invalid_argument("unknown CAQR kernel variant '" + name + "' (columnwise, blocked)");
+}
+
+const char* to_string(CaqrKernels k) { return k == CaqrKernels::blocked ? "blocked" : "columnwise"; }
 
 QtReduction qt_reduction_from(const std::string& name) {
   for (auto r : {QtReduction::smem_parallel, QtReduction::register_serial, QtReduction::smem_combined,
@@ -48,6 +61,7 @@ CaqrPlan<T>::CaqrPlan(std::int64_t m, std::int64_t n, CaqrOptions options)
     : schedule_(make_caqr_schedule(m, n, options.shape)), options_(std::move(options)) {
   if (const auto why = shape_problem(options_, n, sizeof(T)); !why.empty()) throw std::invalid_argument("CAQR: " + why);
   kernels::caqr_prepare_kernels<T>(options_.shape.rows, options_.shape.cols);
+  if (options_.kernels == CaqrKernels::blocked) kernels::caqr_prepare_wy_kernels<T>();
   tau_ = DeviceBuffer<T>(static_cast<std::size_t>(schedule_.tau_count));
   GPUFACT_CUDA_CHECK(cudaMemset(tau_.data(), 0, tau_.bytes()));
   if (options_.reduction == QtReduction::register_serial_transposed && n > options_.shape.cols)
@@ -57,8 +71,8 @@ CaqrPlan<T>::CaqrPlan(std::int64_t m, std::int64_t n, CaqrOptions options)
 }
 
 template <class T>
-void CaqrPlan<T>::phase(const char* name, bool capturing) const {
-  if (!capturing && options_.on_phase) options_.on_phase(name);
+void CaqrPlan<T>::phase(const char* name, bool capturing, int level) const {
+  if (!capturing && options_.on_phase) options_.on_phase(name, level);
 }
 
 template <class T>
@@ -67,6 +81,11 @@ void CaqrPlan<T>::enqueue_apply_h(const CaqrPanel& p, const T* panel, std::int64
   const auto& sh = schedule_.shape;
   const T* tau = tau_.data() + p.tau_offset;
   const int w = static_cast<int>(p.width);
+  if (options_.kernels == CaqrKernels::blocked) {  // column-major C; no reduction strategy
+    phase("apply_qt_h", capturing_);
+    kernels::launch_caqr_apply_qt_h_wy<T>(panel, lda, p.rows, w, sh.rows, tau, sh.cols, c, ldc, cols, transpose, s);
+    return;
+  }
   if (r == QtReduction::register_serial_transposed) {
     // anderson10 §IV.E approach 4: the trailing rows in row-major tiles for the update.
     phase("transpose", capturing_);
@@ -88,19 +107,29 @@ void CaqrPlan<T>::enqueue_factor(T* a, std::int64_t lda, cudaStream_t s) {
   for (const auto& p : schedule_.panels) {
     T* panel = a + p.col0 + p.col0 * lda;
     const int w = static_cast<int>(p.width);
+    const bool blocked = options_.kernels == CaqrKernels::blocked;
     phase("factor", capturing_);
-    kernels::launch_caqr_factor<T>(panel, lda, p.rows, w, sh.rows, tau_.data() + p.tau_offset, sh.cols, s);
+    if (blocked)
+      kernels::launch_caqr_factor_wy<T>(panel, lda, p.rows, w, sh.rows, tau_.data() + p.tau_offset, sh.cols, s);
+    else
+      kernels::launch_caqr_factor<T>(panel, lda, p.rows, w, sh.rows, tau_.data() + p.tau_offset, sh.cols, s);
+    int level = 0;
     for (const auto& l : p.levels) {
-      phase("factor_tree", capturing_);
-      kernels::launch_caqr_factor_tree<T>(panel, lda, w, level_args(l, schedule_.fan_in),
-                                          tau_.data() + l.tau_offset, sh.cols, s);
+      phase("factor_tree", capturing_, ++level);
+      if (blocked)
+        kernels::launch_caqr_factor_tree_wy<T>(panel, lda, w, level_args(l, schedule_.fan_in),
+                                               tau_.data() + l.tau_offset, sh.cols, s);
+      else
+        kernels::launch_caqr_factor_tree<T>(panel, lda, w, level_args(l, schedule_.fan_in),
+                                            tau_.data() + l.tau_offset, sh.cols, s);
     }
     const std::int64_t cols = schedule_.n - p.col0 - p.width;
     if (cols <= 0) continue;
     T* c = panel + p.width * lda;
     enqueue_apply_h(p, panel, lda, c, lda, cols, true, options_.reduction, s);
+    level = 0;
     for (const auto& l : p.levels) {
-      phase("apply_qt_tree", capturing_);
+      phase("apply_qt_tree", capturing_, ++level);
       kernels::launch_caqr_apply_qt_tree<T>(panel, lda, w, level_args(l, schedule_.fan_in), tau_.data() + l.tau_offset,
                                             sh.cols, c, lda, cols, true, s);
     }
@@ -123,8 +152,9 @@ void CaqrPlan<T>::enqueue_form_q(const T* a, std::int64_t lda, T* q, std::int64_
     T* c = q + p->col0 + p->col0 * ldq;
     const std::int64_t cols = schedule_.n - p->col0;
     const int w = static_cast<int>(p->width);
+    int level = static_cast<int>(p->levels.size());
     for (auto l = p->levels.rbegin(); l != p->levels.rend(); ++l) {
-      phase("apply_qt_tree", capturing_);
+      phase("apply_qt_tree", capturing_, level--);
       kernels::launch_caqr_apply_qt_tree<T>(panel, lda, w, level_args(*l, schedule_.fan_in), tau_.data() + l->tau_offset,
                                             sh.cols, c, ldq, cols, false, s);
     }

@@ -31,15 +31,24 @@ using kernels::QtReduction;
 QtReduction qt_reduction_from(const std::string& name);
 std::vector<std::string> qt_reduction_names();
 
+// Which factor / factor_tree / apply_qt_h kernels the plan runs: the columnwise ones (one
+// reflector at a time, the paper's) or the blocked compact-WY ones (caqr_kernels.cuh); the
+// representation is the same, so apply_qt_tree serves both. "columnwise", "blocked".
+enum class CaqrKernels { columnwise, blocked };
+CaqrKernels caqr_kernels_from(const std::string& name);
+const char* to_string(CaqrKernels k);
+
 struct CaqrOptions {
   CaqrBlockShape shape{64, 16};
   QtReduction reduction = QtReduction::register_serial;
   bool check_finite = true;  // count NaN/Inf before factoring (one small kernel and a host sync)
   bool use_graph = false;    // capture each call's launches once per set of pointers and replay the graph
-  // Called before each kernel of a call with its phase ("factor", "factor_tree", "apply_qt_h",
-  // "apply_qt_tree", "transpose", "identity") and with "end" after the last one: fig7 records
-  // events there to split the time. Not used while capturing a graph.
-  std::function<void(const char* phase)> on_phase;
+  CaqrKernels kernels = CaqrKernels::columnwise;
+  // Called before each kernel of a call (one launch each) with its phase ("factor",
+  // "factor_tree", "apply_qt_h", "apply_qt_tree", "transpose", "identity") and tree level (0 for
+  // the first-level blocks, ℓ ≥ 1 for tree level ℓ), and with "end" after the last one: fig7 and
+  // fig9 record events there to split the time. Not used while capturing a graph.
+  std::function<void(const char* phase, int level)> on_phase;
 };
 
 template <class T>
@@ -71,7 +80,7 @@ class CaqrPlan {
   void enqueue_form_q(const T* a, std::int64_t lda, T* q, std::int64_t ldq, cudaStream_t s) const;
   void enqueue_apply_h(const CaqrPanel& p, const T* panel, std::int64_t lda, T* c, std::int64_t ldc,
                        std::int64_t cols, bool transpose, QtReduction r, cudaStream_t s) const;
-  void phase(const char* name, bool capturing) const;
+  void phase(const char* name, bool capturing, int level = 0) const;
 
   CaqrSchedule schedule_;
   CaqrOptions options_;

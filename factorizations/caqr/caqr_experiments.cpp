@@ -272,7 +272,7 @@ void run_fig7_typed(Case& c) {
   std::vector<Event> events;
   std::vector<std::string> names;
   events.reserve(4096);
-  plan.options().on_phase = [&](const char* phase) {
+  plan.options().on_phase = [&](const char* phase, int) {
     if (events.size() == events.capacity()) return;
     events.emplace_back();
     events.back().record(s);

@@ -38,6 +38,33 @@ struct CaseInput {
   double host_flop_limit = 0;  // 0: host methods run at every size
 };
 
+// The phase breakdown of one extra, untimed run (QrPlan::phase_breakdown): ms per phase (headline)
+// and per tree level, kernel launches, and the table in the result's data.
+void add_phase_breakdown(Case& c, const std::vector<QrPhaseTime>& phases) {
+  if (phases.empty()) return;
+  std::map<std::string, double> by_phase;
+  int launches = 0;
+  double total = 0;
+  nlohmann::json table = nlohmann::json::array();
+  for (const auto& p : phases) {
+    by_phase[p.phase] += p.seconds;
+    launches += p.launches;
+    total += p.seconds;
+    table.push_back({{"phase", p.phase}, {"level", p.level}, {"ms", p.seconds * 1e3}, {"launches", p.launches}});
+    if (p.level > 0)
+      c.add_metric(derived_metric("phase/" + p.phase + "_L" + std::to_string(p.level) + "_ms",
+                                  p.phase + " tree level " + std::to_string(p.level) + " (breakdown run)", "ms",
+                                  p.seconds * 1e3, false, false));
+  }
+  for (const auto& [phase, seconds] : by_phase)
+    c.add_metric(derived_metric("phase/" + phase + "_ms", phase + " (breakdown run)", "ms", seconds * 1e3, false,
+                                phase != "copy" && phase != "copy_r" && phase != "identity"));
+  c.add_metric(derived_metric("phase/total_ms", "all phases (breakdown run, not graph-launched)", "ms", total * 1e3,
+                              false));
+  c.add_metric(derived_metric("launches", "kernel launches per call", "", launches, false));
+  c.result().data["phases"] = table;
+}
+
 template <class T>
 void run_method(Case& c, const CaseInput& in) {
   const std::int64_t m = c.integer("m"), n = c.integer("n");
@@ -101,6 +128,8 @@ void run_method(Case& c, const CaseInput& in) {
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(q.data(), dq.data(), bytes, cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(r.data(), dr.data(), dr.bytes(), cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    // Outputs are on the host already: the instrumented run cannot change what is verified.
+    add_phase_breakdown(c, plan->phase_breakdown(da.data(), m, dq.data(), m, dr.data(), n, s));
   }
   if (const Metric* t = c.result().find_metric("qr/time"))
     c.add_metric(derived_metric("qr/time_ms", "time (R + explicit Q)", "ms", t->value * 1e3, false, true,

@@ -159,12 +159,13 @@ class CholQr2Plan final : public QrPlan<T> {
 
 // CAQR (anderson10 §IV, factorizations/caqr): A copied to a work buffer (A is only read), factored
 // in place, R copied out, Q formed by applying the tree representation to the identity; each call's
-// launches captured once into a CUDA graph. The block shape comes from the tuning table.
+// launches captured once into a CUDA graph. The block shape comes from the tuning table; `kernels`
+// picks the columnwise (paper) or blocked compact-WY factor / apply kernels.
 template <class T>
 class CaqrQrPlan final : public QrPlan<T> {
  public:
-  CaqrQrPlan(std::int64_t m, std::int64_t n)
-      : m_(m), n_(n), work_(static_cast<std::size_t>(m * n)), plan_(m, n, options(m, n)) {}
+  CaqrQrPlan(std::int64_t m, std::int64_t n, CaqrKernels kernels)
+      : m_(m), n_(n), work_(static_cast<std::size_t>(m * n)), plan_(m, n, options(m, n, kernels)) {}
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
     copy_matrix(a, lda, work_.data(), m_, m_, n_, s);
     caqr_factor(plan_, work_.data(), m_, s);
@@ -175,9 +176,58 @@ class CaqrQrPlan final : public QrPlan<T> {
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
     return {};
   }
-  static CaqrOptions options(std::int64_t m, std::int64_t n) {
+  // The same launches as run, not captured, with an event before each (CaqrOptions::on_phase):
+  // each interval is charged to the phase and tree level of the kernel it starts with.
+  std::vector<QrPhaseTime> phase_breakdown(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r,
+                                           std::int64_t ldr, cudaStream_t s) override {
+    std::vector<Event> events;
+    std::vector<std::pair<std::string, int>> names;
+    events.reserve(8192);
+    const auto mark = [&](const char* phase, int level) {
+      if (events.size() == events.capacity()) return;
+      events.emplace_back();
+      events.back().record(s);
+      names.emplace_back(phase, level);
+    };
+    auto& o = plan_.options();
+    const bool graph = o.use_graph;
+    o.use_graph = false;
+    o.on_phase = mark;
+    try {
+      mark("copy", 0);  // a memcpy, not a kernel
+      copy_matrix(a, lda, work_.data(), m_, m_, n_, s);
+      caqr_factor(plan_, work_.data(), m_, s);
+      mark("copy_r", 0);
+      caqr_copy_r(plan_, work_.data(), m_, r, ldr, s);
+      caqr_form_q(plan_, work_.data(), m_, q, ldq, s);
+    } catch (...) {
+      o.on_phase = nullptr;
+      o.use_graph = graph;
+      throw;
+    }
+    o.on_phase = nullptr;
+    o.use_graph = graph;
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<QrPhaseTime> out;
+    for (std::size_t i = 0; i + 1 < events.size(); ++i) {
+      if (names[i].first == "end") continue;
+      auto it = std::find_if(out.begin(), out.end(), [&](const QrPhaseTime& p) {
+        return p.phase == names[i].first && p.level == names[i].second;
+      });
+      if (it == out.end()) it = out.insert(out.end(), QrPhaseTime{names[i].first, names[i].second, 0.0, 0});
+      it->seconds += Event::elapsed_seconds(events[i], events[i + 1]);
+      it->launches += names[i].first == "copy" ? 0 : 1;
+    }
+    return out;
+  }
+  static CaqrOptions options(std::int64_t m, std::int64_t n, CaqrKernels kernels) {
     const CaqrTuning t = caqr_tuning(m, n, sizeof(T) == 4 ? 's' : 'd');
-    return {.shape = t.shape, .reduction = qt_reduction_from(t.reduction), .check_finite = false, .use_graph = true};
+    return {.shape = t.shape,
+            .reduction = qt_reduction_from(t.reduction),
+            .check_finite = false,
+            .use_graph = true,
+            .kernels = kernels,
+            .on_phase = {}};
   }
 
  private:
@@ -226,9 +276,16 @@ std::vector<QrMethod<T>> make_table() {
        [](std::int64_t m, std::int64_t n) { return std::make_unique<Blas2Plan<T>>(m, n); }},
       {"caqr", "CAQR (anderson10, GPU)", {true, QrMemory::device}, false,
        [bytes, d](std::int64_t m, std::int64_t n) {
-         return bytes(d(m) * d(n)) + CaqrPlan<T>::workspace_bytes(m, n, CaqrQrPlan<T>::options(m, n));
+         return bytes(d(m) * d(n)) +
+                CaqrPlan<T>::workspace_bytes(m, n, CaqrQrPlan<T>::options(m, n, CaqrKernels::columnwise));
        },
-       [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrQrPlan<T>>(m, n); }},
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrQrPlan<T>>(m, n, CaqrKernels::columnwise); }},
+      {"caqr_blocked", "CAQR, blocked WY kernels (GPU)", {true, QrMemory::device}, false,
+       [bytes, d](std::int64_t m, std::int64_t n) {
+         return bytes(d(m) * d(n)) +
+                CaqrPlan<T>::workspace_bytes(m, n, CaqrQrPlan<T>::options(m, n, CaqrKernels::blocked));
+       },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrQrPlan<T>>(m, n, CaqrKernels::blocked); }},
       {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
        [](std::int64_t, std::int64_t) { return std::size_t{0}; },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<OpenblasPlan<T>>(m, n); }},

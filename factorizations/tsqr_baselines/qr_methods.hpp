@@ -24,6 +24,14 @@ struct QrNeeds {
   QrMemory memory = QrMemory::device;
 };
 
+// Time of one phase of a run (CUDA events around its kernels) and the kernels it launched.
+struct QrPhaseTime {
+  std::string phase;  // "factor", "factor_tree", "apply_qt_tree", "apply_qt_h", "copy", ...
+  int level = 0;      // tree level (0: first-level blocks or not a tree phase)
+  double seconds = 0;
+  int launches = 0;
+};
+
 template <class T>
 class QrPlan {
  public:
@@ -37,6 +45,12 @@ class QrPlan {
   // Blocks until the last run finished and returns why it failed numerically (a result, e.g. a
   // Cholesky breakdown), or an empty string.
   virtual std::string failure(cudaStream_t stream) = 0;
+  // One extra, untimed run (same contract as run) with CUDA events around each phase, for
+  // methods that have phases to show; empty for the others. Synchronizes `stream`.
+  virtual std::vector<QrPhaseTime> phase_breakdown(const T*, std::int64_t, T*, std::int64_t, T*, std::int64_t,
+                                                   cudaStream_t) {
+    return {};
+  }
 };
 
 template <class T>

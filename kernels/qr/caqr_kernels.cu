@@ -253,6 +253,280 @@ __global__ void __launch_bounds__(kTreeThreads)
   }
 }
 
+struct HBlock {
+  std::int64_t r0;
+  int nr, k;
+};
+__device__ __forceinline__ HBlock h_block(std::int64_t rows, int width, int BR) {
+  HBlock b;
+  b.r0 = static_cast<std::int64_t>(blockIdx.x) * BR;
+  b.nr = static_cast<int>(min(static_cast<std::int64_t>(BR), rows - b.r0));
+  b.k = min(b.nr, width);
+  return b;
+}
+
+// ---- Blocked (compact WY) variants: kernel=blocked ------------------------------------------
+// Per-CTA cost of the columnwise block_geqr2 on a 256×100 FP32 leaf block (the 110592×100
+// default, 1024 threads): each of the 100 column steps has ONE barrier, every warp recomputes
+// the norm (8 shared loads per lane) and each of the ≤ 99 trailing columns costs a dot (2 loads
+// + 1 FMA per entry), a 5-shuffle warp_sum and an axpy (2 loads + 1 store + 1 FMA per entry):
+// ~3 shared accesses per FMA, Σ_j (99 − j)(255 − j)·3 ≈ 3.4 M words = 106 k cycles of the SM's
+// 32 words/clock, against 1.2 M FMA = 9.5 k cycles at 128 FMA/clock: shared-memory bound at
+// ~9% of the FP32 rate, and each step's dependent shuffles and barrier add latency the 2 CTAs
+// per SM barely hide. A tree node (fan-in 5, 500 × 100 stack) is the same loop on 87 → 18 → 4 → 1
+// CTAs: most SMs idle, latency bound. apply_qt_h register_serial on 256×128 tiles (512 threads,
+// 64 rows per thread) reads v with 64 broadcast loads per FMA sweep twice per reflector and
+// holds one CTA per SM (135 KB shared): again ~1 shared load per FMA.
+// The blocked form (LAPACK geqrf / larft / larfb, anderson10 §IV.D in compact WY) factors kWyCols
+// columns at a time with block_geqr2, builds their T (nb × nb) and applies them to the rest of
+// the block as two small in-shared-memory GEMMs, W = Vᵀ C then C −= V·op(T)·W, a warp per kWyCw
+// columns with kWyCw × kWyCols accumulators in registers: per row, kWyCols + kWyCw loads feed
+// kWyCols·kWyCw FMAs (0.31 loads per FMA for FP32), and 3 barriers per kWyCols columns
+// instead of kWyCols. Floor at 128 FMA/clock, 1.98 GHz: 2·256·100² flops per leaf block ≈ 20 µs
+// of one SM for all 432 blocks over 132 SMs; the tree adds 4 dense nodes (2·500·100² each).
+constexpr int kWyCols = 16;          // reflectors per WY chunk (nb)
+constexpr int kWyFactorThreads = 512;
+constexpr int kWyApplyThreads = 256;
+constexpr int kWyTileCols = 32;      // apply_qt_h_wy: C columns per CTA
+template <class T>
+struct WyCw {  // columns per warp in wy_apply: kWyCols·value accumulators in registers
+  static constexpr int value = sizeof(T) == 4 ? 4 : 2;
+};
+
+// Sum over the warp of x[lane], for 32 values per lane in 31 shuffles (recursive halving: at
+// each stage a lane keeps the half of its values whose index has its lane bit, sends the other).
+template <int HALF, class T>
+__device__ __forceinline__ void transpose_sum_stage(T (&x)[32], int lane) {
+  const bool upper = (lane & HALF) != 0;
+#pragma unroll
+  for (int i = 0; i < HALF; ++i) {
+    const T send = upper ? x[i] : x[i + HALF];
+    const T keep = upper ? x[i + HALF] : x[i];
+    x[i] = keep + __shfl_xor_sync(0xffffffffu, send, HALF);
+  }
+}
+template <class T>
+__device__ __forceinline__ T warp_transpose_sum32(T (&x)[32], int lane) {
+  transpose_sum_stage<16>(x, lane);
+  transpose_sum_stage<8>(x, lane);
+  transpose_sum_stage<4>(x, lane);
+  transpose_sum_stage<2>(x, lane);
+  transpose_sum_stage<1>(x, lane);
+  return x[0];
+}
+
+// V(r, i) of a chunk stored below its diagonal in v (ld): 1 on the diagonal, 0 above (whatever
+// v holds there, e.g. R), 0 for i ≥ nb.
+template <class T>
+__device__ __forceinline__ T wy_v(const T* v, int ldv, int r, int i, int nb) {
+  if (i >= nb || r < i) return T(0);
+  return r == i ? T(1) : v[r + i * ldv];
+}
+
+// LAPACK larft (forward, columnwise): t (kWyCols × kWyCols, upper, zeros elsewhere) with
+// H_0 … H_{nb−1} = I − V T Vᵀ, from the nb reflectors of v (rows × nb) and tau. g: kWyCols²
+// words of scratch. Ends with a barrier.
+template <class T>
+__device__ void block_larft(const T* v, int ldv, int rows, int nb, const T* tau, T* t, T* g) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  const int pairs = nb * (nb - 1) / 2;
+  for (int p = warp; p < pairs; p += warps) {  // G(l, j) = V(:, l)ᵀ V(:, j), l < j, a warp each
+    int j = 1;
+    while (j < nb && (j + 1) * j / 2 <= p) ++j;
+    const int l = p - j * (j - 1) / 2;
+    T d = T(0);
+    for (int r = j + lane; r < rows; r += kWarp) d += v[r + l * ldv] * (r == j ? T(1) : v[r + j * ldv]);
+    d = warp_sum(d);
+    if (lane == 0) g[l + j * kWyCols] = d;
+  }
+  __syncthreads();
+  if (threadIdx.x < kWyCols) {  // row i of T: T(i, j) = −τ_j Σ_{i≤l<j} T(i, l) G(l, j), its own earlier entries
+    const int i = threadIdx.x;
+    for (int j = 0; j < kWyCols; ++j) {
+      T x = T(0);
+      if (j < nb && i == j) {
+        x = tau[j];
+      } else if (j < nb && i < j) {
+        T sum = T(0);
+        for (int l = i; l < j; ++l) sum += t[i + l * kWyCols] * g[l + j * kWyCols];
+        x = -tau[j] * sum;
+      }
+      t[i + j * kWyCols] = x;
+    }
+  }
+  __syncthreads();
+}
+
+// LAPACK larfb: C (rows × ncols, ldc) ← (I − V op(T) Vᵀ) C, op(T) = Tᵀ for Qᵀ (transpose), T for
+// Q; V: the chunk's nb reflectors (wy_v), T from block_larft. w: kWyCols × ncols words. All in
+// shared memory; a warp per CW columns, lanes over rows. Ends with a barrier.
+template <class T, int CW>
+__device__ void wy_apply(const T* v, int ldv, int rows, int nb, const T* t, bool transpose, T* c, int ldc, int ncols,
+                         T* w) {
+  constexpr int NB = kWyCols, ACC = CW * NB;
+  static_assert(ACC % 32 == 0, "accumulators are reduced 32 at a time");
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  for (int c0 = warp * CW; c0 < ncols; c0 += warps * CW) {  // W = Vᵀ C
+    T acc[ACC / 32][32];
+#pragma unroll
+    for (int q = 0; q < ACC / 32; ++q)
+#pragma unroll
+      for (int e = 0; e < 32; ++e) acc[q][e] = T(0);
+    for (int r = lane; r < rows; r += kWarp) {
+      T vr[NB];
+#pragma unroll
+      for (int i = 0; i < NB; ++i) vr[i] = wy_v(v, ldv, r, i, nb);
+#pragma unroll
+      for (int cc = 0; cc < CW; ++cc) {
+        const T x = c0 + cc < ncols ? c[r + (c0 + cc) * ldc] : T(0);
+#pragma unroll
+        for (int i = 0; i < NB; ++i) acc[(cc * NB + i) / 32][(cc * NB + i) % 32] += vr[i] * x;
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < ACC / 32; ++q) {
+      const T sum = warp_transpose_sum32(acc[q], lane);  // entry q·32 + lane
+      const int f = q * 32 + lane, cc = f / NB, i = f % NB;
+      if (c0 + cc < ncols) w[i + (c0 + cc) * NB] = sum;
+    }
+  }
+  __syncthreads();
+  for (int col = threadIdx.x; col < ncols; col += blockDim.x) {  // W ← op(T) W, a column per thread
+    T x[NB];
+#pragma unroll
+    for (int l = 0; l < NB; ++l) x[l] = w[l + col * NB];
+#pragma unroll
+    for (int i = 0; i < NB; ++i) {
+      T y = T(0);
+#pragma unroll
+      for (int l = 0; l < NB; ++l) y += (transpose ? t[l + i * NB] : t[i + l * NB]) * x[l];
+      w[i + col * NB] = y;
+    }
+  }
+  __syncthreads();
+  for (int c0 = warp * CW; c0 < ncols; c0 += warps * CW) {  // C −= V W
+    T wr[CW][NB];
+#pragma unroll
+    for (int cc = 0; cc < CW; ++cc)
+#pragma unroll
+      for (int i = 0; i < NB; ++i) wr[cc][i] = c0 + cc < ncols ? w[i + (c0 + cc) * NB] : T(0);
+    for (int r = lane; r < rows; r += kWarp) {
+      T vr[NB];
+#pragma unroll
+      for (int i = 0; i < NB; ++i) vr[i] = wy_v(v, ldv, r, i, nb);
+#pragma unroll
+      for (int cc = 0; cc < CW; ++cc) {
+        if (c0 + cc >= ncols) continue;
+        T x = c[r + (c0 + cc) * ldc];
+#pragma unroll
+        for (int i = 0; i < NB; ++i) x -= vr[i] * wr[cc][i];
+        c[r + (c0 + cc) * ldc] = x;
+      }
+    }
+  }
+  __syncthreads();
+}
+
+// Blocked Householder QR (LAPACK geqrf) of the dense rows × cols matrix s (ld) in shared memory:
+// block_geqr2 on kWyCols columns, then their WY form applied to the columns right of them.
+// tau_out[j] for j < min(rows, cols); t, g: kWyCols² words each; w: kWyCols × cols words.
+template <class T>
+__device__ void block_geqrf_wy(T* s, int ld, int rows, int cols, T* tau_out, T* t, T* g, T* w) {
+  const int k = min(rows, cols);
+  for (int j0 = 0; j0 < k; j0 += kWyCols) {
+    const int nb = min(kWyCols, k - j0);
+    RowPattern sub;
+    sub.rows = rows - j0;
+    T* panel = s + j0 + static_cast<std::int64_t>(j0) * ld;
+    block_geqr2(panel, ld, sub, nb, tau_out + j0);  // ends with a barrier
+    const int rest = cols - j0 - nb;
+    if (rest <= 0) continue;
+    block_larft(panel, ld, rows - j0, nb, tau_out + j0, t, g);
+    wy_apply<T, WyCw<T>::value>(panel, ld, rows - j0, nb, t, true, panel + static_cast<std::int64_t>(nb) * ld, ld, rest, w);
+  }
+}
+
+// factor, blocked: the block in shared memory (nr × width), then t, g, w.
+template <class T>
+__global__ void __launch_bounds__(kWyFactorThreads)
+    factor_wy_kernel(T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows, T* tau, int tau_ld) {
+  T* s = reinterpret_cast<T*>(caqr_smem);
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.x) * block_rows;
+  const int nr = static_cast<int>(min(static_cast<std::int64_t>(block_rows), rows - r0));
+  T* t = s + static_cast<std::int64_t>(block_rows) * width;
+  T* g = t + kWyCols * kWyCols;
+  T* w = g + kWyCols * kWyCols;
+  T* a = panel + r0;
+  for (int idx = threadIdx.x; idx < nr * width; idx += blockDim.x) s[idx] = a[idx % nr + (idx / nr) * lda];
+  T* tb = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
+  for (int j = min(nr, width) + static_cast<int>(threadIdx.x); j < tau_ld; j += blockDim.x) tb[j] = T(0);
+  __syncthreads();
+  block_geqrf_wy(s, nr, nr, width, tb, t, g, w);
+  for (int idx = threadIdx.x; idx < nr * width; idx += blockDim.x) a[idx % nr + (idx / nr) * lda] = s[idx];
+}
+
+// factor_tree, blocked: the node's stack dense in shared memory (zeros outside the stacked
+// triangles; they stay exact zeros, since every reflector is zero there too), factored by
+// block_geqrf_wy; only the pattern rows are written back, as the columnwise kernel does.
+template <class T>
+__global__ void __launch_bounds__(kWyFactorThreads)
+    factor_tree_wy_kernel(T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, T* tau, int tau_ld) {
+  const NodeStack st = node_stack(level, blockIdx.x, width);
+  if (st.count < 2) return;  // a single child passes its R up
+  const int K = st.rows;
+  T* s = reinterpret_cast<T*>(caqr_smem);
+  T* t = s + static_cast<std::int64_t>(level.fan_in) * width * width;
+  T* g = t + kWyCols * kWyCols;
+  T* w = g + kWyCols * kWyCols;
+  for (int idx = threadIdx.x; idx < K * width; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    s[idx] = r % width <= j ? panel[stack_row(level, st, r, width) + j * lda] : T(0);
+  }
+  __syncthreads();
+  block_geqrf_wy(s, K, K, width, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, t, g, w);
+  for (int idx = threadIdx.x; idx < K * width; idx += blockDim.x) {
+    const int r = idx % K, j = idx / K;
+    if (r % width <= j) panel[stack_row(level, st, r, width) + j * lda] = s[idx];
+  }
+}
+
+// apply_qt_h, blocked: a block_rows × kWyTileCols tile of C in shared memory; the block's
+// reflectors kWyCols at a time (forward for Qᵀ, backward for Q), each chunk's V copied to shared
+// memory, its T built (block_larft) and applied (wy_apply) to the tile's rows below the chunk's
+// first row.
+template <class T>
+__global__ void __launch_bounds__(kWyApplyThreads)
+    apply_h_wy_kernel(const T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows, const T* tau,
+                      int tau_ld, T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
+  const HBlock b = h_block(rows, width, block_rows);
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * kWyTileCols;
+  const int nc = static_cast<int>(min(static_cast<std::int64_t>(kWyTileCols), cols - c0));
+  T* ct = reinterpret_cast<T*>(caqr_smem);  // nr × nc, ld nr
+  T* vs = ct + static_cast<std::int64_t>(block_rows) * kWyTileCols;
+  T* t = vs + static_cast<std::int64_t>(block_rows) * kWyCols;
+  T* g = t + kWyCols * kWyCols;
+  T* w = g + kWyCols * kWyCols;
+  const int nr = b.nr;
+  for (int idx = threadIdx.x; idx < nr * nc; idx += blockDim.x)
+    ct[idx] = c[b.r0 + idx % nr + (c0 + idx / nr) * ldc];
+  const T* tb = tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld;
+  const int chunks = (b.k + kWyCols - 1) / kWyCols;
+  for (int q = 0; q < chunks; ++q) {
+    const int j0 = (transpose ? q : chunks - 1 - q) * kWyCols, nb = min(kWyCols, b.k - j0), vr = nr - j0;
+    __syncthreads();  // the previous chunk's readers of vs are done (and the tile is loaded)
+    for (int idx = threadIdx.x; idx < vr * nb; idx += blockDim.x) {
+      const int r = idx % vr, i = idx / vr;
+      vs[idx] = panel[b.r0 + j0 + r + static_cast<std::int64_t>(j0 + i) * lda];
+    }
+    __syncthreads();
+    block_larft(vs, vr, vr, nb, tb + j0, t, g);
+    wy_apply<T, WyCw<T>::value>(vs, vr, vr, nb, t, transpose, ct + j0, nr, nc, w);
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < nr * nc; idx += blockDim.x)
+    c[b.r0 + idx % nr + (c0 + idx / nr) * ldc] = ct[idx];
+}
+
 // Shared by the apply kernels: block b's reflectors as a dense BR × BC column-major matrix with
 // the unit diagonal and zeros stored (zeros also in padding rows and columns), and its taus.
 template <class T>
@@ -265,17 +539,6 @@ __device__ void load_block_reflectors(const T* panel, std::int64_t lda, int nr, 
   for (int j = threadIdx.x; j < BC; j += blockDim.x) ts[j] = j < k ? tau[j] : T(0);
 }
 
-struct HBlock {
-  std::int64_t r0;
-  int nr, k;
-};
-__device__ __forceinline__ HBlock h_block(std::int64_t rows, int width, int BR) {
-  HBlock b;
-  b.r0 = static_cast<std::int64_t>(blockIdx.x) * BR;
-  b.nr = static_cast<int>(min(static_cast<std::int64_t>(BR), rows - b.r0));
-  b.k = min(b.nr, width);
-  return b;
-}
 
 // 1) shared-memory parallel reductions: thread t holds row t of the tile in registers.
 template <class T, int BR, int BC>
@@ -603,6 +866,20 @@ std::size_t tree_stack_rows(int block_rows, int block_cols, int fan_in) {
   return static_cast<std::size_t>(fan_in) * block_cols;
 }
 
+// Blocked kernels' shared memory: the matrix (block, stack or C tile + V chunk), then T, G and W.
+std::size_t wy_extra_words(int w_cols) {
+  return 2 * static_cast<std::size_t>(kWyCols) * kWyCols + static_cast<std::size_t>(kWyCols) * w_cols;
+}
+std::size_t factor_wy_smem_bytes(int block_rows, int width, std::size_t elem) {
+  return (static_cast<std::size_t>(block_rows) * width + wy_extra_words(width)) * elem;
+}
+std::size_t tree_wy_smem_bytes(int fan_in, int width, std::size_t elem) {
+  return (static_cast<std::size_t>(fan_in) * width * width + wy_extra_words(width)) * elem;
+}
+std::size_t apply_h_wy_smem_bytes(int block_rows, std::size_t elem) {
+  return (static_cast<std::size_t>(block_rows) * (kWyTileCols + kWyCols) + wy_extra_words(kWyTileCols)) * elem;
+}
+
 }  // namespace
 
 const char* to_string(QtReduction r) {
@@ -726,6 +1003,72 @@ void launch_caqr_apply_qt_tree(const T* panel, std::int64_t lda, int width, Caqr
 }
 
 template <class T>
+std::string caqr_wy_shape_problem(int block_rows, int block_cols, int fan_in, int width) {
+  const std::string shape = std::to_string(block_rows) + "x" + std::to_string(block_cols);
+  if (block_cols < 1 || block_rows < block_cols) return "block shape " + shape + " needs block_rows >= block_cols >= 1";
+  const int w = width > 0 && width < block_cols ? width : block_cols;
+  const int f = static_cast<int>(tree_stack_rows(block_rows, block_cols, fan_in) / static_cast<std::size_t>(block_cols));
+  const std::size_t need = std::max({factor_wy_smem_bytes(block_rows, w, sizeof(T)),
+                                     tree_wy_smem_bytes(f, w, sizeof(T)), apply_h_wy_smem_bytes(block_rows, sizeof(T))});
+  const auto limit = static_cast<std::size_t>(device_smem_optin());
+  if (need > limit)
+    return "blocked kernels for " + shape + " (tree fan-in " + std::to_string(f) + ", panels " + std::to_string(w) +
+           " wide) need " + std::to_string(need) + " bytes of shared memory per block in " +
+           (sizeof(T) == 4 ? "FP32" : "FP64") + "; the device allows " + std::to_string(limit);
+  return {};
+}
+
+template <class T>
+void caqr_prepare_wy_kernels() {
+  configure_once<factor_wy_kernel<T>>();
+  configure_once<factor_tree_wy_kernel<T>>();
+  configure_once<apply_h_wy_kernel<T>>();
+}
+
+template <class T>
+void launch_caqr_factor_wy(T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows, T* tau,
+                           int tau_ld, cudaStream_t stream) {
+  if (rows < 1 || width < 1 || block_rows < 1 || width > tau_ld)
+    throw std::invalid_argument("launch_caqr_factor_wy: needs rows, width, block_rows >= 1 and width <= tau_ld");
+  require_threads<factor_wy_kernel<T>>(kWyFactorThreads, "factor (blocked)");
+  const std::size_t bytes = factor_wy_smem_bytes(block_rows, width, sizeof(T));
+  require_smem(bytes, "factor (blocked)");
+  const auto blocks = static_cast<unsigned>((rows + block_rows - 1) / block_rows);
+  factor_wy_kernel<T><<<blocks, kWyFactorThreads, bytes, stream>>>(panel, lda, rows, width, block_rows, tau, tau_ld);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_caqr_factor_tree_wy(T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, T* tau, int tau_ld,
+                                cudaStream_t stream) {
+  if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
+    throw std::invalid_argument("launch_caqr_factor_tree_wy: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
+  require_threads<factor_tree_wy_kernel<T>>(kWyFactorThreads, "factor_tree (blocked)");
+  const std::size_t bytes = tree_wy_smem_bytes(level.fan_in, width, sizeof(T));
+  require_smem(bytes, "factor_tree (blocked)");
+  const auto nodes = static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in);
+  factor_tree_wy_kernel<T><<<nodes, kWyFactorThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_caqr_apply_qt_h_wy(const T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows,
+                               const T* tau, int tau_ld, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
+                               cudaStream_t stream) {
+  if (cols <= 0 || rows <= 0) return;
+  if (width < 1 || block_rows < 1 || tau_ld < width)
+    throw std::invalid_argument("launch_caqr_apply_qt_h_wy: needs width, block_rows >= 1 and tau_ld >= width");
+  require_threads<apply_h_wy_kernel<T>>(kWyApplyThreads, "apply_qt_h (blocked)");
+  const std::size_t bytes = apply_h_wy_smem_bytes(block_rows, sizeof(T));
+  require_smem(bytes, "apply_qt_h (blocked)");
+  const dim3 grid(static_cast<unsigned>((rows + block_rows - 1) / block_rows),
+                  static_cast<unsigned>((cols + kWyTileCols - 1) / kWyTileCols));
+  apply_h_wy_kernel<T><<<grid, kWyApplyThreads, bytes, stream>>>(panel, lda, rows, width, block_rows, tau, tau_ld, c,
+                                                                 ldc, cols, transpose);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
 void launch_caqr_panel_transpose(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t cols, int tile_cols,
                                  T* tiles, std::int64_t ldt, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
@@ -772,6 +1115,12 @@ void launch_count_nonfinite(const T* a, std::int64_t lda, std::int64_t m, std::i
   template void launch_caqr_apply_qt_h<T>(const T*, std::int64_t, std::int64_t, int, int, int, const T*, int, T*,  \
                                           std::int64_t, std::int64_t, bool, QtReduction, cudaStream_t);            \
   template void launch_caqr_apply_qt_tree<T>(const T*, std::int64_t, int, CaqrTreeLevelArgs, const T*, int, T*,    \
+                                             std::int64_t, std::int64_t, bool, cudaStream_t);                      \
+  template std::string caqr_wy_shape_problem<T>(int, int, int, int);                                              \
+  template void caqr_prepare_wy_kernels<T>();                                                                      \
+  template void launch_caqr_factor_wy<T>(T*, std::int64_t, std::int64_t, int, int, T*, int, cudaStream_t);         \
+  template void launch_caqr_factor_tree_wy<T>(T*, std::int64_t, int, CaqrTreeLevelArgs, T*, int, cudaStream_t);    \
+  template void launch_caqr_apply_qt_h_wy<T>(const T*, std::int64_t, std::int64_t, int, int, const T*, int, T*,    \
                                              std::int64_t, std::int64_t, bool, cudaStream_t);                      \
   template void launch_caqr_panel_transpose<T>(const T*, std::int64_t, std::int64_t, std::int64_t, int, T*,        \
                                                std::int64_t, cudaStream_t);                                        \

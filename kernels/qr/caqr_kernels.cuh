@@ -72,6 +72,27 @@ void launch_caqr_apply_qt_tree(const T* panel, std::int64_t lda, int width, Caqr
                                int tau_ld, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
                                cudaStream_t stream);
 
+// Blocked (compact WY, LAPACK geqrf/larft/larfb) variants of factor, factor_tree and
+// apply_qt_h: the same storage, reflectors and taus as the columnwise kernels above (any apply
+// kernel works on either factor's output), computed kWyCols = 16 columns at a time with the
+// trailing update as two small in-shared-memory GEMMs. apply_qt_h_wy takes C column-major.
+// caqr_wy_shape_problem: empty when they fit this shape (any block_rows ≥ block_cols; fan_in and
+// width as for caqr_shape_problem) on the current device, else why not.
+template <class T>
+std::string caqr_wy_shape_problem(int block_rows, int block_cols, int fan_in = 0, int width = 0);
+template <class T>
+void caqr_prepare_wy_kernels();
+template <class T>
+void launch_caqr_factor_wy(T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows, T* tau,
+                           int tau_ld, cudaStream_t stream);
+template <class T>
+void launch_caqr_factor_tree_wy(T* panel, std::int64_t lda, int width, CaqrTreeLevelArgs level, T* tau, int tau_ld,
+                                cudaStream_t stream);
+template <class T>
+void launch_caqr_apply_qt_h_wy(const T* panel, std::int64_t lda, std::int64_t rows, int width, int block_rows,
+                               const T* tau, int tau_ld, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
+                               cudaStream_t stream);
+
 // §IV.E approach 4's preprocessing: `rows` × `cols` column-major A to and from the tile layout above.
 template <class T>
 void launch_caqr_panel_transpose(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t cols, int tile_cols,
