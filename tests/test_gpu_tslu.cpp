@@ -1,7 +1,7 @@
 // Device tests (label gpu) of the TSLU leaf (kernels/lu/tslu.cuh) and the GPU-resident LU with
 // panel = tournament: the kernel's pivots equal the host replay's exactly and its factors agree
 // to rounding (s and d; 1 × 1 up to 100000 × 32; m < b; m not a multiple of the row block; lda >
-// m with poisoned padding; one workspace reused so the tree's counters must reset themselves), a
+// m with poisoned padding; one workspace reused across heights and precisions, whose candidates overlap the counters' place), a
 // zero column's info, bad arguments; then the whole LU at odd sizes, whose first leaf is the
 // tournament on the untouched input and so must pick the host's pivots.
 #include "core/cuda/buffer.hpp"
@@ -89,7 +89,7 @@ TEST_F(TsluGpu, LeafMatchesHostReplay) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
       {1, 1}, {37, 5}, {20, 32}, {129, 8}, {300, 32}, {1000, 64}, {1000, 1}, {3001, 17}, {100000, 32}};
   for (auto [m, b] : shapes) {
-    // One workspace, zeroed once, used twice: the second run needs the counters the first reset.
+    // One workspace for s and d, twice each: a launch must not trust what the last one left.
     DeviceBuffer<std::byte> work(std::max(kernels::tslu_workspace_bytes(m, b, 4), kernels::tslu_workspace_bytes(m, b, 8)));
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(work.data(), 0, work.bytes(), stream_));
     for (std::uint64_t seed : {1u, 2u}) {

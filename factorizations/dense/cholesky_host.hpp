@@ -23,7 +23,7 @@ struct CholeskyOptions {
   // Trailing update A22 −= L21·L21ᵀ (lower triangle only) in column blocks of this width: each
   // block's diagonal square by a rank-k triangle update (cuBLAS syrk, or gpufact's triangular
   // SGEMM) and the rectangle below it by one GEMM. 0: the whole trailing triangle in one call.
-  std::int64_t update_block = 2048;
+  std::int64_t update_block = 0;
   UpdateGemm gemm = UpdateGemm::cublas;
 };
 

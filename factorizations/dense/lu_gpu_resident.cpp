@@ -64,9 +64,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
     std::size_t tbytes = 0;
     for (const auto& l : leaves)
       tbytes = std::max(tbytes, kernels::tslu_workspace_bytes(m - l.c0, l.c1 - l.c0, sizeof(T)));
-    tslu_work = DeviceBuffer<std::byte>(std::max<std::size_t>(tbytes, 1));
-    // The tree's arrival counters start at zero; every launch leaves them so (same stream).
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(tslu_work.data(), 0, tslu_work.bytes(), streams.panel));
+    tslu_work = DeviceBuffer<std::byte>(std::max<std::size_t>(tbytes, 1));  // launch_tslu clears its counters
   }
   for (const auto& l : leaves) {
     if (tournament) break;

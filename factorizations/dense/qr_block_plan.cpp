@@ -85,8 +85,10 @@ QrTimeModel default_qr_time_model(const std::string& method, std::size_t element
     m.transfer_gbs = 20;
     m.stage_overhead_s = 80e-6;
   } else if (method == "gpu_resident") {
-    // cuSOLVER geqrf on a tall panel is latency-bound (a few launches per column).
-    m.panel_gflops = single ? 1500 : 1000;
+    // cuSOLVER geqrf on a tall panel is BLAS2- and latency-bound. Fitted on the H200 (FP32,
+    // volkov08.fig7 nb sweep): its panels ran at about 170 GFLOP/s on 16384-row panels, and fixed
+    // widths of 64–128 beat plans of 96–512 by 1.25× at n = 16384. FP64 is assumed proportionate.
+    m.panel_gflops = single ? 300 : 250;
     m.panel_half_rows = 8192;
     m.transfer_gbs = 0;
     m.stage_overhead_s = 150e-6;

@@ -181,10 +181,7 @@ __global__ void __launch_bounds__(kRows) tslu_tournament_kernel(const TsluLayout
       unsigned* counter = counters + layout.counter_offset[level + 1] + parent;
       const unsigned arrived = atomicAdd(counter, 1u);
       is_last = arrived + 1 == static_cast<unsigned>(children);
-      if (is_last) {
-        atomicExch(counter, 0u);  // ready for the next launch
-        __threadfence();
-      }
+      if (is_last) __threadfence();
     }
     __syncthreads();
     if (!is_last) return;
@@ -336,6 +333,10 @@ void tslu(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* 
   allow_large_shared<T>();
   auto* base = static_cast<unsigned char*>(workspace);
   const int top = static_cast<int>(std::min(m, b));
+  // The arrival counters' place depends on m and the element size (they follow the candidate
+  // sets), so a workspace shared by leaves of different heights, or by s and d, may hold a
+  // previous launch's candidates where this launch counts: clear them every launch.
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(base + parts.counters, 0, parts.total - parts.counters, stream));
   tslu_tournament_kernel<T><<<static_cast<unsigned>(layout.sets[0]), kRows, tournament_shared_bytes<T>(b), stream>>>(
       layout, a, lda, static_cast<int>(m), static_cast<int>(b), tslu_fan_in(b), ipiv, info,
       reinterpret_cast<T*>(base + parts.values), reinterpret_cast<int*>(base + parts.rows),

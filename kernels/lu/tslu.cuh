@@ -31,8 +31,8 @@ inline int tslu_fan_in(std::int64_t b) {
 
 // Device workspace of launch_tslu for an m × b panel of element_bytes-sized values: candidate
 // values and row indices for every set of every level, and one arrival counter per tree node.
-// The counters must be zero before the first launch (cudaMemset the whole workspace once); every
-// launch leaves them zero again.
+// Each launch clears its arrival counters first (one small memset), so one workspace serves
+// panels of any height up to its size.
 std::size_t tslu_workspace_bytes(std::int64_t m, std::int64_t b, std::size_t element_bytes);
 
 // Factors the m × b column-major panel a (lda >= m, 1 <= b <= kTsluMaxWidth, m < 2^31) in place
