@@ -487,7 +487,7 @@ AxisSpec panel_axis() {
   return {.name = "panel", .kind = AxisKind::text,
           .help = "gpu_resident: panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
                   "pivoting (CALU; leaf 0 means 32, else 8..64)",
-          .defaults = "cusolver", .quick = "cusolver,tournament", .choices = {"cusolver", "tournament"}};
+          .defaults = "cusolver", .full = "cusolver,tournament", .choices = {"cusolver", "tournament"}};
 }
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
