@@ -548,7 +548,8 @@ void register_dense(Registry& registry) {
         leaf_axis(),
         panel_axis(),
         {.name = "u12", .kind = AxisKind::text,
-         .help = "gpu_resident: U12 = inv(L11)·A12 by GEMM (inverse, volkov08 §5) or by cuBLAS trsm (the ablation)",
+         .help = "gpu_resident: U12 = inv(L11)·A12 (LU) or L21 = A21·inv(L11)ᵀ (Cholesky) by GEMM (inverse, "
+                 "volkov08 §5), or by cuBLAS trsm (the ablation)",
          .defaults = "inverse", .choices = {"inverse", "trsm"}},
         cholesky_update_block_axis(),
     };

@@ -2,8 +2,10 @@
 // LAPACK's sgetf2 as cuBLAS calls (isamax, sswap, sscal, sger per column, the pivot fetched to the
 // host as the paper did); GPU "fused" runs three kernels per column with no host round trip; GPU
 // "persistent" is one cooperative kernel with grid-wide barriers between the steps; "cpu" is
-// OpenBLAS sgetrf including the transfers both ways. Beside them, eq. (2)'s estimates from this
-// run's launch overhead and bandwidth, and with the grid barrier's cost as the startup time.
+// OpenBLAS sgetrf including the transfers both ways. Beyond the paper, the two GPU panels the
+// GPU-resident LU (volkov08.fig7) can use: cuSOLVER's getrf and TSLU with tournament pivoting
+// (kernels/lu/tslu.cuh, n <= 64). Beside them, eq. (2)'s estimates from this run's launch overhead
+// and bandwidth, and with the grid barrier's cost as the startup time.
 #include "microbench/panel/fig3.hpp"
 
 #include "core/bench/case.hpp"
@@ -11,10 +13,12 @@
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/handles.hpp"
 #include "core/errors.hpp"
+#include "core/linalg/device_blas.hpp"
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/residual.hpp"
 #include "kernels/common/fill.cuh"
 #include "kernels/lu/panel_getf2.cuh"
+#include "kernels/lu/tslu.cuh"
 #include "kernels/memory/copy.cuh"
 #include "microbench/panel/panel_model.hpp"
 
@@ -124,6 +128,44 @@ void run_panel(Case& c) {
     kernels::launch_getf2_persistent(work.data(), m, m, n, d_ipiv.data(), d_info.data(), ws, s);
   };
   if (c.measure(spec)) check("cooperative kernel", true);
+
+  // The GPU-resident LU's panels: cuSOLVER getrf, and TSLU (a tree of getf2s on row blocks in
+  // shared memory picks the pivots, then one solve for L21). Both leave 64-bit pivots on the device.
+  DeviceBuffer<std::int64_t> ipiv64(static_cast<std::size_t>(n));
+  auto check64 = [&](const std::string& what) {
+    std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(p.data(), ipiv64.data(), n * sizeof(std::int64_t), cudaMemcpyDeviceToHost, s));
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (std::int64_t j = 0; j < n; ++j) h_ipiv[static_cast<std::size_t>(j)] = static_cast<int>(p[static_cast<std::size_t>(j)]);
+    check(what, false);
+  };
+  CusolverHandle solver(s);
+  dev::SolverWorkspace sws;
+  dev::getrf<float>(solver, m, n, work.data(), m, ipiv64.data(), sws);  // sizes the workspace untimed
+  spec.name = "cusolver";
+  spec.label = "cusolverDnXgetrf";
+  spec.sync = true;
+  spec.body = [&](std::size_t) {
+    dev::getrf<float>(solver, m, n, work.data(), m, ipiv64.data(), sws);
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  };
+  if (c.measure(spec)) {
+    h_info = sws.read_info(s);
+    check64("cusolverDnXgetrf");
+  }
+  if (n <= kernels::kTsluMaxWidth) {
+    DeviceBuffer<std::byte> tslu_work(kernels::tslu_workspace_bytes(m, n, sizeof(float)));
+    spec.name = "tslu";
+    spec.label = "TSLU (tournament pivoting)";
+    spec.body = [&](std::size_t) {
+      kernels::launch_tslu(work.data(), m, m, n, ipiv64.data(), d_info.data(), tslu_work.data(), tslu_work.bytes(), s);
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    };
+    if (c.measure(spec)) {
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&h_info, d_info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+      check64("TSLU");
+    }
+  }
 
   // CPU: the panel goes to pinned host memory, OpenBLAS factors it, the factors come back.
   PinnedBuffer<float> host_panel(count);
