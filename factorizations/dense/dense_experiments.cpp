@@ -642,6 +642,7 @@ void register_dense(Registry& registry) {
          .defaults = "hybrid,gpu_resident,cusolver,openblas", .choices = {"hybrid", "gpu_resident", "cusolver", "openblas"}},
         nb_axis(),
     };
+    e.axes[1].quick = "s";  // FP32 in the quick preset (the paper's precision): 12 cases, about a minute
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) { return p.text("method") != "openblas" || p.integer("n") <= kOpenblasMax; };
     e.run = [](Case& c) {
