@@ -15,7 +15,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include "tests/gpu_test.hpp"
+#include "tests/caqr_test_util.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -38,49 +38,8 @@ const QtReduction kReductions[] = {QtReduction::smem_parallel, QtReduction::regi
                                    QtReduction::register_serial_transposed};
 
 template <class T>
-class GpuCaqr : public GpuTest {
+class GpuCaqr : public CaqrDeviceTest<T> {
  protected:
-  // cudaMemcpy from pageable memory may return before the data reaches the device, and the
-  // test stream is non-blocking (no implicit order with the legacy stream): wait for the copy,
-  // or a kernel on stream_ can run first and its output be overwritten by the late copy.
-  static void to_device(void* dst, const void* src, std::size_t bytes) {
-    GPUFACT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
-    GPUFACT_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-  DeviceBuffer<T> upload(const HostMatrix<T>& h) {
-    DeviceBuffer<T> d(static_cast<std::size_t>(h.ld() * h.cols()));
-    to_device(d.data(), h.data(), d.bytes());
-    return d;
-  }
-  HostMatrix<T> download(const DeviceBuffer<T>& d, std::int64_t rows, std::int64_t cols) {
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    HostMatrix<T> h(rows, cols);
-    GPUFACT_CUDA_CHECK(cudaMemcpy(h.data(), d.data(), static_cast<std::size_t>(rows * cols) * sizeof(T),
-                                  cudaMemcpyDeviceToHost));
-    return h;
-  }
-  DeviceBuffer<T> poisoned(std::size_t count) {
-    DeviceBuffer<T> d(count);
-    std::vector<T> nan(count, std::numeric_limits<T>::quiet_NaN());
-    to_device(d.data(), nan.data(), d.bytes());
-    return d;
-  }
-  // Max |x − y| over the matrices, in units of ε·scale; NaN anywhere gives +inf.
-  static double difference(const HostMatrix<T>& x, const HostMatrix<T>& y, double scale) {
-    double worst = 0;
-    for (std::int64_t j = 0; j < x.cols(); ++j)
-      for (std::int64_t i = 0; i < x.rows(); ++i) {
-        const double d = std::abs(static_cast<double>(x(i, j)) - static_cast<double>(y(i, j)));
-        if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
-        worst = std::max(worst, d);
-      }
-    return worst / (scale * unit_roundoff<T>());
-  }
-  static HostMatrix<T> random(std::int64_t m, std::int64_t n, std::uint64_t seed) {
-    HostMatrix<T> a(m, n);
-    fill_uniform<T>(a.view(), seed);
-    return a;
-  }
   static std::string problem(CaqrBlockShape s, QtReduction r) {
     return kernels::caqr_shape_problem<T>(s.rows, s.cols, r, tree_fan_in(s));
   }

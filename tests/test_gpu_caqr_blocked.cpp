@@ -16,7 +16,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include "tests/gpu_test.hpp"
+#include "tests/caqr_test_util.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -37,45 +37,8 @@ const CaqrBlockShape kShapes[] = {{64, 16},     {128, 8},      {32, 32},     {12
 constexpr double kStepTolerance = 2000.0;
 
 template <class T>
-class GpuCaqrBlocked : public GpuTest {
+class GpuCaqrBlocked : public CaqrDeviceTest<T> {
  protected:
-  static void to_device(void* dst, const void* src, std::size_t bytes) {
-    GPUFACT_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
-    GPUFACT_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-  DeviceBuffer<T> upload(const HostMatrix<T>& h) {
-    DeviceBuffer<T> d(static_cast<std::size_t>(h.ld() * h.cols()));
-    to_device(d.data(), h.data(), d.bytes());
-    return d;
-  }
-  HostMatrix<T> download(const DeviceBuffer<T>& d, std::int64_t rows, std::int64_t cols) {
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    HostMatrix<T> h(rows, cols);
-    GPUFACT_CUDA_CHECK(cudaMemcpy(h.data(), d.data(), static_cast<std::size_t>(rows * cols) * sizeof(T),
-                                  cudaMemcpyDeviceToHost));
-    return h;
-  }
-  DeviceBuffer<T> poisoned(std::size_t count) {
-    DeviceBuffer<T> d(count);
-    std::vector<T> nan(count, std::numeric_limits<T>::quiet_NaN());
-    to_device(d.data(), nan.data(), d.bytes());
-    return d;
-  }
-  static double difference(const HostMatrix<T>& x, const HostMatrix<T>& y, double scale) {
-    double worst = 0;
-    for (std::int64_t j = 0; j < x.cols(); ++j)
-      for (std::int64_t i = 0; i < x.rows(); ++i) {
-        const double d = std::abs(static_cast<double>(x(i, j)) - static_cast<double>(y(i, j)));
-        if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
-        worst = std::max(worst, d);
-      }
-    return worst / (scale * unit_roundoff<T>());
-  }
-  static HostMatrix<T> random(std::int64_t m, std::int64_t n, std::uint64_t seed) {
-    HostMatrix<T> a(m, n);
-    fill_uniform<T>(a.view(), seed);
-    return a;
-  }
   static std::string problem(CaqrBlockShape s, std::int64_t n = 0) {
     const int w = static_cast<int>(n > 0 && n < s.cols ? n : s.cols);
     auto why = kernels::caqr_wy_shape_problem<T>(s.rows, s.cols, tree_fan_in(s), w);
@@ -91,14 +54,14 @@ class GpuCaqrBlocked : public GpuTest {
     o.kernels = CaqrKernels::blocked;
     o.use_graph = graph;
     CaqrPlan<T> plan(m, n, o);
-    const auto a = random(m, n, seed);
-    auto da = upload(a);
-    auto dq = poisoned(static_cast<std::size_t>(m * n));
-    auto dr = poisoned(static_cast<std::size_t>(n * n));
-    caqr_factor(plan, da.data(), m, stream_);
-    caqr_form_q(plan, da.data(), m, dq.data(), m, stream_);
-    caqr_copy_r(plan, da.data(), m, dr.data(), n, stream_);
-    const auto q = download(dq, m, n), rr = download(dr, n, n);
+    const auto a = this->random(m, n, seed);
+    auto da = this->upload(a);
+    auto dq = this->poisoned(static_cast<std::size_t>(m * n));
+    auto dr = this->poisoned(static_cast<std::size_t>(n * n));
+    caqr_factor(plan, da.data(), m, this->stream_);
+    caqr_form_q(plan, da.data(), m, dq.data(), m, this->stream_);
+    caqr_copy_r(plan, da.data(), m, dr.data(), n, this->stream_);
+    const auto q = this->download(dq, m, n), rr = this->download(dr, n, n);
     const auto acc = qr_accuracy<T>(a.view(), q.view(), rr.view());
     EXPECT_LE(acc.factorization, 10.0) << "‖A−QR‖₂/(‖A‖₂√nε)";
     EXPECT_LE(acc.orthogonality, 10.0) << "‖I−QᵀQ‖₂/(√nε)";
@@ -107,9 +70,9 @@ class GpuCaqrBlocked : public GpuTest {
     const auto tau = caqr_host_factor<T>(f.view(), s);
     HostMatrix<T> hq(m, n);
     caqr_host_form_q<T>(f.view(), s, tau.data(), hq.view());
-    EXPECT_LE(difference(rr, caqr_extract_r<T>(f.view()), std::sqrt(static_cast<double>(m))), kStepTolerance) << "R";
-    EXPECT_LE(difference(q, hq, 1.0), kStepTolerance) << "Q";
-    const auto dtau = caqr_download_tau(plan, stream_);
+    EXPECT_LE(this->difference(rr, caqr_extract_r<T>(f.view()), std::sqrt(static_cast<double>(m))), kStepTolerance) << "R";
+    EXPECT_LE(this->difference(q, hq, 1.0), kStepTolerance) << "Q";
+    const auto dtau = caqr_download_tau(plan, this->stream_);
     ASSERT_EQ(dtau.size(), tau.size());
     double worst = 0;
     for (std::size_t i = 0; i < tau.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(dtau[i] - tau[i])));

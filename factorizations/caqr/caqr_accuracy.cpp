@@ -3,6 +3,7 @@
 #include "core/linalg/blas_types.hpp"
 #include "core/linalg/host_blas.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -83,7 +84,22 @@ QrAccuracy qr_accuracy(MatrixView<const T> a, MatrixView<const T> q, MatrixView<
   return out;
 }
 
+template <class T>
+double max_difference_eps(const HostMatrix<T>& x, const HostMatrix<T>& y, double scale) {
+  double worst = 0;
+  for (std::int64_t j = 0; j < x.cols(); ++j)
+    for (std::int64_t i = 0; i < x.rows(); ++i) {
+      const double d = std::abs(static_cast<double>(x(i, j)) - static_cast<double>(y(i, j)));
+      if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
+      worst = std::max(worst, d);
+    }
+  return worst / (scale * unit_roundoff<T>());
+}
+
 template QrAccuracy qr_accuracy<float>(MatrixView<const float>, MatrixView<const float>, MatrixView<const float>);
 template QrAccuracy qr_accuracy<double>(MatrixView<const double>, MatrixView<const double>, MatrixView<const double>);
+
+template double max_difference_eps<float>(const HostMatrix<float>&, const HostMatrix<float>&, double);
+template double max_difference_eps<double>(const HostMatrix<double>&, const HostMatrix<double>&, double);
 
 }  // namespace gpufact::factorizations

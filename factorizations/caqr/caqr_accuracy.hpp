@@ -17,6 +17,11 @@ struct QrAccuracy {
 template <class T>
 QrAccuracy qr_accuracy(MatrixView<const T> a, MatrixView<const T> q, MatrixView<const T> r);
 
+// Max |x − y| over x's entries (y at least as large), in units of scale·ε with ε the unit
+// roundoff of T; NaN/Inf in a difference gives +inf.
+template <class T>
+double max_difference_eps(const HostMatrix<T>& x, const HostMatrix<T>& y, double scale = 1.0);
+
 // ‖M‖₂ of a symmetric positive semidefinite n × n matrix (its largest eigenvalue) by power iteration.
 double spd_largest_eigenvalue(MatrixView<const double> g);
 

@@ -58,18 +58,6 @@ HostMatrix<T> download(const T* d, std::int64_t rows, std::int64_t cols, std::in
   return h;
 }
 
-template <class T>
-double max_difference_eps(const HostMatrix<T>& x, const HostMatrix<T>& y) {
-  double worst = 0;
-  for (std::int64_t j = 0; j < x.cols(); ++j)
-    for (std::int64_t i = 0; i < x.rows(); ++i) {
-      const double d = std::abs(static_cast<double>(x(i, j)) - static_cast<double>(y(i, j)));
-      if (!std::isfinite(d)) return std::numeric_limits<double>::infinity();
-      worst = std::max(worst, d);
-    }
-  return worst / unit_roundoff<T>();
-}
-
 void add_percent_of_peak(Case& c, const std::string& name) {
   const auto& gpu = c.session().gpu();
   const int lanes = microbench::fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);

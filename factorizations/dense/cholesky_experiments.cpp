@@ -16,6 +16,7 @@
 #include "factorizations/dense/cholesky_gpu_residual.hpp"
 #include "factorizations/dense/cholesky_hybrid.hpp"
 #include "factorizations/dense/dense_experiments.hpp"
+#include "factorizations/dense/factorization_measure.hpp"
 #include "factorizations/dense/gemm_beside.hpp"
 
 #include <unistd.h>
@@ -81,12 +82,7 @@ int measure_cholesky(Case& c, const std::string& method, const std::string& data
   const std::int64_t n = a.rows();
   const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
   cudaStream_t s = c.stream();
-  MeasureSpec spec;
-  spec.name = "cholesky";
-  spec.label = method + (data == "device" ? " (device data)" : " (host data)");
-  spec.flops = cholesky_flops(n);
-  spec.sync = true;  // every body waits for its result (wall time, as the paper)
-  spec.setup = [&](std::size_t) { std::memcpy(work.data(), a.data(), bytes); };
+  MeasureSpec spec = factorization_measure_spec("cholesky", method, data, cholesky_flops(n), a, work);
   auto restore = [&] { std::memcpy(work.data(), a.data(), bytes); };
   int info = 0;
 

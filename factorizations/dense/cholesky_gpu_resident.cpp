@@ -30,11 +30,6 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
   const auto steps = cholesky_schedule(n, options.nb);
   infos = DeviceBuffer<int>(std::max<std::size_t>(steps.size(), 1));
   host_infos = PinnedBuffer<int>(infos.size());
-  first_nonfinite = DeviceBuffer<unsigned long long>(1);
-  host_first_nonfinite = PinnedBuffer<unsigned long long>(1);
-  solver.set_stream(streams.panel);
-  panel_blas.set_stream(streams.panel);
-  update_blas.set_stream(streams.update);
   std::size_t dmax = 0, hmax = 0;
   const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
   for (const auto& s : steps) {
@@ -45,8 +40,7 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
     dmax = std::max(dmax, dbytes);
     hmax = std::max(hmax, hbytes);
   }
-  solver_device = DeviceBuffer<std::byte>(std::max<std::size_t>(dmax, 1));
-  solver_host.resize(hmax);
+  allocate_solver_workspace(dmax, hmax);
   if (options.inverse_trsm && n > options.nb) {
     inverse = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * options.nb));
     l21 = DeviceBuffer<T>(static_cast<std::size_t>(n * options.nb));

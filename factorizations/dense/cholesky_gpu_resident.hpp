@@ -20,22 +20,15 @@
 namespace gpufact::dense {
 
 template <class T>
-class CholeskyResidentWorkspace {
+class CholeskyResidentWorkspace : public ResidentContext {
  public:
   CholeskyResidentWorkspace(std::int64_t n, const CholeskyOptions& o);
   std::int64_t n, ld, transfer_width;
   CholeskyOptions options;
   DeviceBuffer<T> matrix;  // for calls from host memory (allocated on first use)
   DeviceBuffer<int> infos;  // one per panel
-  DeviceBuffer<unsigned long long> first_nonfinite;
-  DeviceBuffer<std::byte> solver_device;
   DeviceBuffer<T> inverse, l21;  // inverse_trsm: inv(L11) (nb × nb) and A21·inv(L11)ᵀ out of place (n × nb)
-  std::vector<std::byte> solver_host;
   PinnedBuffer<int> host_infos;
-  PinnedBuffer<unsigned long long> host_first_nonfinite;
-  LookaheadStreams streams;
-  CusolverHandle solver;
-  CublasHandle panel_blas, update_blas;
 };
 
 std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes,

@@ -4,8 +4,8 @@
 #include "core/cuda/handles.hpp"
 #include "core/linalg/blas_types.hpp"
 #include "core/linalg/device_blas.hpp"
+#include "factorizations/dense/gpu_residual.hpp"
 #include "kernels/common/fill.cuh"
-#include "kernels/dense/lu_residual.cuh"
 #include "kernels/dense/triangle.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
 
@@ -16,24 +16,6 @@
 #include <vector>
 
 namespace gpufact::dense {
-namespace {
-
-template <class T>
-double max_column_sum(const T* d, std::int64_t n, DeviceBuffer<double>& sums, cudaStream_t s) {
-  kernels::launch_column_abs_sums(d, n, n, n, sums.data(), s);
-  std::vector<double> host(static_cast<std::size_t>(n));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums.data(), n * sizeof(double), cudaMemcpyDeviceToHost, s));
-  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  double best = 0;
-  for (double v : host) {
-    if (!(v == v)) return std::numeric_limits<double>::infinity();
-    best = std::max(best, v);
-  }
-  return best;
-}
-
-}  // namespace
-
 std::size_t cholesky_device_bytes_for_checks(std::int64_t n, std::size_t element_bytes) {
   return static_cast<std::size_t>(2 * n * n) * element_bytes + static_cast<std::size_t>(n) * 8 +
          (std::size_t{64} << 20);
@@ -68,11 +50,11 @@ double cholesky_residual_device(MatrixView<const T> a, MatrixView<const T> l, cu
   DeviceBuffer<double> sums(static_cast<std::size_t>(n));
   GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(da.data(), n * e, a.data, a.ld * e, n * e, n, cudaMemcpyHostToDevice, s));
   GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(dl.data(), n * e, l.data, l.ld * e, n * e, n, cudaMemcpyHostToDevice, s));
-  const double a_norm = max_column_sum(da.data(), n, sums, s);
+  const double a_norm = device_norm1(da.data(), n, n, n, sums.data(), s);
   kernels::launch_zero_strict_upper(dl.data(), n, n, s);
   CublasHandle blas(s);
   dev::gemm<T>(blas, Op::N, Op::T, n, n, n, T(-1), dl.data(), n, dl.data(), n, T(1), da.data(), n);
-  const double r = max_column_sum(da.data(), n, sums, s);
+  const double r = device_norm1(da.data(), n, n, n, sums.data(), s);
   const double denom = static_cast<double>(n) * a_norm * unit_roundoff<T>();
   return denom > 0 ? r / denom : (r == 0 ? 0.0 : std::numeric_limits<double>::infinity());
 }

@@ -25,6 +25,7 @@
 #include "core/linalg/residual.hpp"
 #include "factorizations/dense/backward_error.hpp"
 #include "factorizations/dense/cholesky_experiments.hpp"
+#include "factorizations/dense/factorization_measure.hpp"
 #include "factorizations/dense/gemm_beside.hpp"
 #include "factorizations/dense/gpu_residual.hpp"
 #include "factorizations/dense/lu_block_model.hpp"
@@ -131,12 +132,7 @@ LuCaseOutcome measure_lu(Case& c, const std::string& method, const std::string& 
   const std::int64_t n = a.rows();
   const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
   cudaStream_t s = c.stream();
-  MeasureSpec spec;
-  spec.name = "lu";
-  spec.label = method + (data == "device" ? " (device data)" : " (host data)");
-  spec.flops = lu_flops(n, n);
-  spec.sync = true;  // every body waits for its result (wall time, as the paper)
-  spec.setup = [&](std::size_t) { std::memcpy(work.data(), a.data(), bytes); };
+  MeasureSpec spec = factorization_measure_spec("lu", method, data, lu_flops(n, n), a, work);
   LuCaseOutcome out;
   auto restore = [&] {
     std::memcpy(work.data(), a.data(), bytes);

@@ -15,22 +15,25 @@
 namespace gpufact::dense {
 namespace {
 
-template <class T>
-double max_column_sum(const T* d, std::int64_t ld, std::int64_t m, std::int64_t n, DeviceBuffer<double>& sums,
-                      cudaStream_t s) {
-  kernels::launch_column_abs_sums(d, ld, m, n, sums.data(), s);
+double max_column_sum(const double* sums, std::int64_t n, cudaStream_t s) {
   std::vector<double> host(static_cast<std::size_t>(n));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums.data(), n * sizeof(double), cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(host.data(), sums, n * sizeof(double), cudaMemcpyDeviceToHost, s));
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
   double best = 0;
   for (double v : host) {
-    if (!(v == v)) return std::numeric_limits<double>::infinity();  // NaN in the factors
+    if (!(v == v)) return std::numeric_limits<double>::infinity();  // NaN in the matrix
     best = std::max(best, v);
   }
   return best;
 }
 
 }  // namespace
+
+template <class T>
+double device_norm1(const T* d, std::int64_t ld, std::int64_t m, std::int64_t n, double* sums, cudaStream_t s) {
+  kernels::launch_column_abs_sums(d, ld, m, n, sums, s);
+  return max_column_sum(sums, n, s);
+}
 
 std::size_t lu_residual_device_bytes(std::int64_t m, std::int64_t n, std::size_t element_bytes) {
   const std::int64_t k = std::min(m, n);
@@ -50,7 +53,7 @@ double lu_residual_device(MatrixView<const T> a, MatrixView<const T> lu, const i
   DeviceBuffer<double> sums(static_cast<std::size_t>(n));
   GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(da.data(), m * e, a.data, a.ld * e, m * e, n, cudaMemcpyHostToDevice, s));
   GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(dlu.data(), m * e, lu.data, lu.ld * e, m * e, n, cudaMemcpyHostToDevice, s));
-  const double a_norm = max_column_sum(da.data(), m, m, n, sums, s);  // row swaps keep column sums
+  const double a_norm = device_norm1(da.data(), m, m, n, sums.data(), s);  // row swaps keep column sums
   std::vector<int> targets(static_cast<std::size_t>(kernels::kMaxSwapsPerLaunch));
   for (std::int64_t k0 = 0; k0 < k; k0 += kernels::kMaxSwapsPerLaunch) {
     const int count = static_cast<int>(std::min<std::int64_t>(kernels::kMaxSwapsPerLaunch, k - k0));
@@ -60,11 +63,13 @@ double lu_residual_device(MatrixView<const T> a, MatrixView<const T> lu, const i
   kernels::launch_split_lu(dlu.data(), m, m, n, dl.data(), m, du.data(), k, s);
   CublasHandle blas(s);
   dev::gemm<T>(blas, Op::N, Op::N, m, n, k, T(-1), dl.data(), m, du.data(), k, T(1), da.data(), m);
-  const double r = max_column_sum(da.data(), m, m, n, sums, s);
+  const double r = device_norm1(da.data(), m, m, n, sums.data(), s);
   const double denom = static_cast<double>(n) * a_norm * unit_roundoff<T>();
   return denom > 0 ? r / denom : (r == 0 ? 0.0 : std::numeric_limits<double>::infinity());
 }
 
+template double device_norm1<float>(const float*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t);
+template double device_norm1<double>(const double*, std::int64_t, std::int64_t, std::int64_t, double*, cudaStream_t);
 template double lu_residual_device<float>(MatrixView<const float>, MatrixView<const float>, const int*, cudaStream_t);
 template double lu_residual_device<double>(MatrixView<const double>, MatrixView<const double>, const int*,
                                            cudaStream_t);

@@ -12,6 +12,11 @@
 
 namespace gpufact::dense {
 
+// ‖A‖₁ of the column-major m × n device matrix `d`, through `sums` (n doubles on the device);
+// +inf when A holds a NaN. Synchronizes `stream`.
+template <class T>
+double device_norm1(const T* d, std::int64_t ld, std::int64_t m, std::int64_t n, double* sums, cudaStream_t stream);
+
 // Device bytes lu_residual_device needs for an m × n matrix.
 std::size_t lu_residual_device_bytes(std::int64_t m, std::int64_t n, std::size_t element_bytes);
 

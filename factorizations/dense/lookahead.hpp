@@ -9,9 +9,14 @@
 // take SMs as soon as GEMM blocks retire.
 #pragma once
 
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/handles.hpp"
 #include "core/cuda/stream.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <utility>
+#include <vector>
 
 namespace gpufact::dense {
 
@@ -63,6 +68,30 @@ struct LookaheadStreams {
     finished.record(panel);
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(s, finished.get(), 0));
   }
+};
+
+// What the GPU-resident factorizations (LU, Cholesky) share around their look-ahead streams:
+// cuSOLVER and one cuBLAS handle on the panel stream, one cuBLAS handle on the update stream, the
+// solver's workspaces and the first non-finite input entry found.
+struct ResidentContext {
+  ResidentContext() {
+    solver.set_stream(streams.panel);
+    panel_blas.set_stream(streams.panel);
+    update_blas.set_stream(streams.update);
+  }
+  // The largest workspace any of the panel factorizations asked for (device and host bytes).
+  void allocate_solver_workspace(std::size_t device_bytes, std::size_t host_bytes) {
+    solver_device = DeviceBuffer<std::byte>(std::max<std::size_t>(device_bytes, 1));
+    solver_host.resize(host_bytes);
+  }
+
+  LookaheadStreams streams;
+  CusolverHandle solver;
+  CublasHandle panel_blas, update_blas;
+  DeviceBuffer<std::byte> solver_device;
+  std::vector<std::byte> solver_host;
+  DeviceBuffer<unsigned long long> first_nonfinite{1};
+  PinnedBuffer<unsigned long long> host_first_nonfinite{1};
 };
 
 }  // namespace gpufact::dense

@@ -50,13 +50,8 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   const auto leaves = all_leaves(steps, effective_panel_leaf(options));
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
   infos = DeviceBuffer<int>(std::max<std::size_t>(leaves.size(), 1));
-  first_nonfinite = DeviceBuffer<unsigned long long>(1);
   host_ipiv = PinnedBuffer<std::int64_t>(ipiv.size());
   host_infos = PinnedBuffer<int>(infos.size());
-  host_first_nonfinite = PinnedBuffer<unsigned long long>(1);
-  solver.set_stream(streams.panel);
-  panel_blas.set_stream(streams.panel);
-  update_blas.set_stream(streams.update);
   std::size_t dmax = 0, hmax = 0;
   const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
   const bool tournament = options.panel == PanelMethod::tournament;
@@ -75,8 +70,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
     dmax = std::max(dmax, dbytes);
     hmax = std::max(hmax, hbytes);
   }
-  solver_device = DeviceBuffer<std::byte>(std::max<std::size_t>(dmax, 1));
-  solver_host.resize(hmax);
+  allocate_solver_workspace(dmax, hmax);
   if (options.inverse_trsm && k > 0) {
     inverse = DeviceBuffer<T>(static_cast<std::size_t>(2 * options.nb * options.nb));
     u12 = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * n));

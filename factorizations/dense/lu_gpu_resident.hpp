@@ -24,7 +24,7 @@
 namespace gpufact::dense {
 
 template <class T>
-class LuResidentWorkspace {
+class LuResidentWorkspace : public ResidentContext {
  public:
   // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm, o.panel_leaf (0: one cuSOLVER getrf per
   // panel, which blocks inside it; > 0: the recursive panel) and o.panel (tournament: TSLU leaves
@@ -35,23 +35,16 @@ class LuResidentWorkspace {
   DeviceBuffer<T> matrix;  // for calls from host memory
   DeviceBuffer<std::int64_t> ipiv;
   DeviceBuffer<int> infos;  // one per panel
-  DeviceBuffer<unsigned long long> first_nonfinite;
-  DeviceBuffer<std::byte> solver_device;
   DeviceBuffer<std::byte> tslu_work;  // panel = tournament: candidates and tree counters (largest leaf)
   // inverse_trsm: inv(L11) of two consecutive panels (nb × nb each, ld nb; the update stream may
   // still read panel i's while panel i + 1's is made), and U12 = inv(L11)·A12 out of place
   // (nb × n, ld nb, indexed by the matrix column, so the two streams' column ranges never meet).
   DeviceBuffer<T> inverse, u12;
-  std::vector<std::byte> solver_host;
   PinnedBuffer<std::int64_t> host_ipiv;
   PinnedBuffer<int> host_infos;
-  PinnedBuffer<unsigned long long> host_first_nonfinite;
-  LookaheadStreams streams;
   // Interchanges on finished columns, off the panel and update chains (lowest priority).
   PriorityStream aux{false};
   Event aux_start{cudaEventDisableTiming}, aux_done{cudaEventDisableTiming};
-  CusolverHandle solver;
-  CublasHandle panel_blas, update_blas;
 };
 
 std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,

@@ -9,11 +9,12 @@
 #include "core/linalg/residual.hpp"
 #include "factorizations/dense/backward_error.hpp"
 #include "factorizations/dense/dense_experiments.hpp"
+#include "factorizations/dense/factorization_measure.hpp"
 #include "factorizations/dense/gemm_beside.hpp"
+#include "factorizations/dense/gpu_residual.hpp"
 #include "factorizations/dense/qr_block_plan.hpp"
 #include "factorizations/dense/qr_device.hpp"
 #include "kernels/common/fill.cuh"
-#include "kernels/dense/lu_residual.cuh"
 #include "kernels/qr/block_reflector.cuh"
 
 #include <unistd.h>
@@ -36,18 +37,6 @@ double host_bytes_available() {
   return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
-double max_column_sum(const double* sums_d, std::int64_t n, cudaStream_t s) {
-  std::vector<double> h(static_cast<std::size_t>(n));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(h.data(), sums_d, n * sizeof(double), cudaMemcpyDeviceToHost, s));
-  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  double best = 0;
-  for (double v : h) {
-    if (!(v == v)) return std::numeric_limits<double>::infinity();
-    best = std::max(best, v);
-  }
-  return best;
-}
-
 // ‖A − QR‖₁/‖A‖₁ and ‖I − QᵀQ‖₁ on the GPU in the working precision (cuBLAS, as the LU's device
 // residual), for n where the host's double-precision check costs many seconds.
 template <class T>
@@ -62,18 +51,15 @@ QrErrors qr_residual_device(const T* a, const T* q, const T* r_factors, std::int
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(da.data(), a, bytes, cudaMemcpyHostToDevice, s));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dq.data(), q, bytes, cudaMemcpyHostToDevice, s));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dr.data(), r.data(), bytes, cudaMemcpyHostToDevice, s));
-  kernels::launch_column_abs_sums(da.data(), n, n, n, sums.data(), s);
-  const double a_norm = max_column_sum(sums.data(), n, s);
+  const double a_norm = device_norm1(da.data(), n, n, n, sums.data(), s);
   CublasHandle blas(s);
   dev::gemm<T>(blas, Op::N, Op::N, n, n, n, T(-1), dq.data(), n, dr.data(), n, T(1), da.data(), n);
-  kernels::launch_column_abs_sums(da.data(), n, n, n, sums.data(), s);
   QrErrors out;
-  const double res = max_column_sum(sums.data(), n, s);
+  const double res = device_norm1(da.data(), n, n, n, sums.data(), s);
   out.factorization = a_norm > 0 ? res / a_norm : (res == 0 ? 0.0 : std::numeric_limits<double>::infinity());
   kernels::launch_set_identity_columns(dr.data(), n, n, 0, n, s);  // QᵀQ − I into the R buffer
   dev::gemm<T>(blas, Op::T, Op::N, n, n, n, T(1), dq.data(), n, dq.data(), n, T(-1), dr.data(), n);
-  kernels::launch_column_abs_sums(dr.data(), n, n, n, sums.data(), s);
-  out.orthogonality = max_column_sum(sums.data(), n, s);
+  out.orthogonality = device_norm1(dr.data(), n, n, n, sums.data(), s);
   return out;
 }
 
@@ -109,12 +95,7 @@ QrRun measure_qr(Case& c, const std::string& method, const std::string& data, co
   const std::int64_t n = a.rows();
   const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
   cudaStream_t s = c.stream();
-  MeasureSpec spec;
-  spec.name = "qr";
-  spec.label = method + (data == "device" ? " (device data)" : " (host data)");
-  spec.flops = qr_flops(n, n);
-  spec.sync = true;  // every body waits for its result (wall time, as the paper)
-  spec.setup = [&](std::size_t) { std::memcpy(work.data(), a.data(), bytes); };
+  MeasureSpec spec = factorization_measure_spec("qr", method, data, qr_flops(n, n), a, work);
   QrRun out;
   auto restore = [&] {
     std::memcpy(work.data(), a.data(), bytes);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gpufact::dense {
 namespace {
@@ -24,6 +25,20 @@ void panel_t(std::int64_t rows, std::int64_t w, const T* panel, std::int64_t ldp
   std::fill(t, t + w * w, T(0));
   host::larft<T>(rows, w, panel, ldp, tau, t, w);
 }
+
+// V (zero-filled, m × w), T (w × w) and the GEMM temporaries of apply_block_reflector_host,
+// sized for the widest of `steps` on an m × n matrix.
+template <class T>
+struct ReflectorScratch {
+  ReflectorScratch(std::int64_t m, std::int64_t n, const std::vector<QrStep>& steps) {
+    std::int64_t widest = 0;
+    for (const auto& s : steps) widest = std::max(widest, s.j1 - s.j0);
+    v.resize(static_cast<std::size_t>(m * widest));
+    t.resize(static_cast<std::size_t>(widest * widest));
+    work.resize(static_cast<std::size_t>(2 * widest * std::max<std::int64_t>(n, 1)));
+  }
+  std::vector<T> v, t, work;
+};
 
 }  // namespace
 
@@ -49,10 +64,8 @@ void qr_host_blocked(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* 
                      const std::vector<std::int64_t>& widths) {
   check_sizes("qr_host_blocked", m, n, lda);
   const auto steps = qr_steps(n, widths);
-  std::int64_t widest = 0;
-  for (const auto& s : steps) widest = std::max(widest, s.j1 - s.j0);
-  std::vector<T> v(static_cast<std::size_t>(m * widest)), t(static_cast<std::size_t>(widest * widest)),
-      work(static_cast<std::size_t>(2 * widest * std::max<std::int64_t>(n, 1)));
+  ReflectorScratch<T> scratch(m, n, steps);
+  auto& [v, t, work] = scratch;
   for (const auto& s : steps) {
     const std::int64_t rows = m - s.j0, w = s.j1 - s.j0;
     T* panel = a + s.j0 + s.j0 * lda;
@@ -70,10 +83,8 @@ void qr_host_form_q(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, cons
                     const std::vector<std::int64_t>& widths) {
   check_sizes("qr_host_form_q", m, n, lda);
   const auto steps = qr_steps(n, widths);
-  std::int64_t widest = 0;
-  for (const auto& s : steps) widest = std::max(widest, s.j1 - s.j0);
-  std::vector<T> v(static_cast<std::size_t>(m * widest)), t(static_cast<std::size_t>(widest * widest)),
-      work(static_cast<std::size_t>(2 * widest * std::max<std::int64_t>(n, 1)));
+  ReflectorScratch<T> scratch(m, n, steps);
+  auto& [v, t, work] = scratch;
   // Q = H_0 H_1 … [I; 0]: the last block first; block b touches rows and columns from its j0 on,
   // and its own columns start as identity columns once its vectors have been copied out.
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {

@@ -78,6 +78,15 @@ void require_smem(std::size_t bytes, const char* kernel) {
                                 " bytes of shared memory per block; the device allows " + std::to_string(limit));
 }
 
+// Checks `Kernel`'s thread and shared-memory limits (errors name it `name`), then launches it.
+template <auto Kernel, class... Args>
+void launch_checked(const char* name, dim3 grid, int threads, std::size_t smem, cudaStream_t stream, Args... args) {
+  require_threads<Kernel>(threads, name);
+  require_smem(smem, name);
+  Kernel<<<grid, threads, smem, stream>>>(args...);
+  GPUFACT_CHECK_LAUNCH();
+}
+
 unsigned grid_for(std::int64_t count, int threads) {
   return static_cast<unsigned>(std::min<std::int64_t>((count + threads - 1) / threads, 65535 * 8));
 }
@@ -947,12 +956,9 @@ void launch_caqr_factor(T* panel, std::int64_t lda, std::int64_t rows, int width
                         cudaStream_t stream) {
   if (rows < 1 || width < 1 || block_rows < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_factor: needs rows, width, block_rows >= 1 and width <= tau_ld");
-  require_threads<factor_kernel<T>>(kFactorThreads, "factor");
-  const std::size_t bytes = factor_smem_bytes(block_rows, width, sizeof(T));
-  require_smem(bytes, "factor");
   const auto blocks = static_cast<unsigned>((rows + block_rows - 1) / block_rows);
-  factor_kernel<T><<<blocks, kFactorThreads, bytes, stream>>>(panel, lda, rows, width, block_rows, tau, tau_ld);
-  GPUFACT_CHECK_LAUNCH();
+  launch_checked<factor_kernel<T>>("factor", blocks, kFactorThreads, factor_smem_bytes(block_rows, width, sizeof(T)),
+                                   stream, panel, lda, rows, width, block_rows, tau, tau_ld);
 }
 
 template <class T>
@@ -960,12 +966,10 @@ void launch_caqr_factor_tree(T* panel, std::int64_t lda, int width, CaqrTreeLeve
                              cudaStream_t stream) {
   if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_factor_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
-  require_threads<factor_tree_kernel<T>>(kTreeThreads, "factor_tree");
   const std::size_t bytes = static_cast<std::size_t>(level.fan_in) * width * width * sizeof(T);
-  require_smem(bytes, "factor_tree");
   const auto nodes = static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in);
-  factor_tree_kernel<T><<<nodes, kTreeThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld);
-  GPUFACT_CHECK_LAUNCH();
+  launch_checked<factor_tree_kernel<T>>("factor_tree", nodes, kTreeThreads, bytes, stream, panel, lda, width, level,
+                                        tau, tau_ld);
 }
 
 template <class T>
@@ -991,15 +995,12 @@ void launch_caqr_apply_qt_tree(const T* panel, std::int64_t lda, int width, Caqr
   if (cols <= 0) return;
   if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_apply_qt_tree: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
-  require_threads<apply_tree_kernel<T>>(kTreeApplyThreads, "apply_qt_tree");
   const std::size_t stack = static_cast<std::size_t>(level.fan_in) * width;
   const std::size_t bytes = tree_apply_smem_words(stack, width) * sizeof(T);
-  require_smem(bytes, "apply_qt_tree");
   const dim3 grid(static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in),
                   static_cast<unsigned>((cols + kTreeTileCols - 1) / kTreeTileCols));
-  apply_tree_kernel<T><<<grid, kTreeApplyThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld, c, ldc, cols,
-                                                              transpose);
-  GPUFACT_CHECK_LAUNCH();
+  launch_checked<apply_tree_kernel<T>>("apply_qt_tree", grid, kTreeApplyThreads, bytes, stream, panel, lda, width,
+                                       level, tau, tau_ld, c, ldc, cols, transpose);
 }
 
 template <class T>
@@ -1030,12 +1031,10 @@ void launch_caqr_factor_wy(T* panel, std::int64_t lda, std::int64_t rows, int wi
                            int tau_ld, cudaStream_t stream) {
   if (rows < 1 || width < 1 || block_rows < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_factor_wy: needs rows, width, block_rows >= 1 and width <= tau_ld");
-  require_threads<factor_wy_kernel<T>>(kWyFactorThreads, "factor (blocked)");
-  const std::size_t bytes = factor_wy_smem_bytes(block_rows, width, sizeof(T));
-  require_smem(bytes, "factor (blocked)");
   const auto blocks = static_cast<unsigned>((rows + block_rows - 1) / block_rows);
-  factor_wy_kernel<T><<<blocks, kWyFactorThreads, bytes, stream>>>(panel, lda, rows, width, block_rows, tau, tau_ld);
-  GPUFACT_CHECK_LAUNCH();
+  launch_checked<factor_wy_kernel<T>>("factor (blocked)", blocks, kWyFactorThreads,
+                                      factor_wy_smem_bytes(block_rows, width, sizeof(T)), stream, panel, lda, rows,
+                                      width, block_rows, tau, tau_ld);
 }
 
 template <class T>
@@ -1043,12 +1042,10 @@ void launch_caqr_factor_tree_wy(T* panel, std::int64_t lda, int width, CaqrTreeL
                                 cudaStream_t stream) {
   if (level.children < 2 || level.fan_in < 2 || width < 1 || width > tau_ld)
     throw std::invalid_argument("launch_caqr_factor_tree_wy: needs >= 2 children, fan_in >= 2, 1 <= width <= tau_ld");
-  require_threads<factor_tree_wy_kernel<T>>(kWyFactorThreads, "factor_tree (blocked)");
-  const std::size_t bytes = tree_wy_smem_bytes(level.fan_in, width, sizeof(T));
-  require_smem(bytes, "factor_tree (blocked)");
   const auto nodes = static_cast<unsigned>((level.children + level.fan_in - 1) / level.fan_in);
-  factor_tree_wy_kernel<T><<<nodes, kWyFactorThreads, bytes, stream>>>(panel, lda, width, level, tau, tau_ld);
-  GPUFACT_CHECK_LAUNCH();
+  launch_checked<factor_tree_wy_kernel<T>>("factor_tree (blocked)", nodes, kWyFactorThreads,
+                                           tree_wy_smem_bytes(level.fan_in, width, sizeof(T)), stream, panel, lda,
+                                           width, level, tau, tau_ld);
 }
 
 template <class T>
@@ -1058,14 +1055,11 @@ void launch_caqr_apply_qt_h_wy(const T* panel, std::int64_t lda, std::int64_t ro
   if (cols <= 0 || rows <= 0) return;
   if (width < 1 || block_rows < 1 || tau_ld < width)
     throw std::invalid_argument("launch_caqr_apply_qt_h_wy: needs width, block_rows >= 1 and tau_ld >= width");
-  require_threads<apply_h_wy_kernel<T>>(kWyApplyThreads, "apply_qt_h (blocked)");
-  const std::size_t bytes = apply_h_wy_smem_bytes(block_rows, sizeof(T));
-  require_smem(bytes, "apply_qt_h (blocked)");
   const dim3 grid(static_cast<unsigned>((rows + block_rows - 1) / block_rows),
                   static_cast<unsigned>((cols + kWyTileCols - 1) / kWyTileCols));
-  apply_h_wy_kernel<T><<<grid, kWyApplyThreads, bytes, stream>>>(panel, lda, rows, width, block_rows, tau, tau_ld, c,
-                                                                 ldc, cols, transpose);
-  GPUFACT_CHECK_LAUNCH();
+  launch_checked<apply_h_wy_kernel<T>>("apply_qt_h (blocked)", grid, kWyApplyThreads,
+                                       apply_h_wy_smem_bytes(block_rows, sizeof(T)), stream, panel, lda, rows, width,
+                                       block_rows, tau, tau_ld, c, ldc, cols, transpose);
 }
 
 template <class T>
