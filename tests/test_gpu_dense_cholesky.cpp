@@ -121,8 +121,10 @@ TEST_F(DenseCholeskyGpu, FactorsMatchPotrfAtOddSizes) {
 }
 
 template <class T>
-void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, cudaStream_t s) {
-  SCOPED_TRACE(std::string(name_of(drv)) + " not SPD at column " + std::to_string(k + 1) + " n=" + std::to_string(n));
+void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, cudaStream_t s,
+                   bool diagonal_recursive = false) {
+  SCOPED_TRACE(std::string(name_of(drv)) + " not SPD at column " + std::to_string(k + 1) + " n=" + std::to_string(n) +
+               (diagonal_recursive ? " recursive diagonal" : ""));
   HostMatrix<T> a(n, n);
   fill_spd(a.view(), 500 + static_cast<std::uint64_t>(k));
   a(k, k) = T(-1);  // the leading minor of order k + 1 is indefinite
@@ -134,6 +136,7 @@ void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, 
   std::memcpy(work.data(), a.data(), work.bytes());
   CholeskyOptions o;
   o.nb = nb;
+  o.diagonal_recursive = diagonal_recursive;
   EXPECT_EQ(factor<T>(drv, n, work.data(), n, o, s), expected);
 }
 
@@ -143,6 +146,28 @@ TEST_F(DenseCholeskyGpu, NotPositiveDefiniteInfoNamesTheColumn) {
       check_not_spd<float>(drv, 300, 64, k, stream_);
       check_not_spd<double>(drv, 300, 64, k, stream_);
     }
+}
+
+// Diagonal blocks by recursion down to one-CTA 64 × 64 blocks: blocks of 1, 64, 65, 100, 256 and
+// 512 columns (leaves full and ragged), s and d, and the failing column's info inside a leaf, at
+// a leaf boundary and in the second half of a split.
+TEST_F(DenseCholeskyGpu, RecursiveDiagonalBlocks) {
+  std::uint64_t seed = 900;
+  for (Driver drv : {Driver::resident_host, Driver::resident_device})
+    for (std::int64_t nb : {64, 100, 256, 512})
+      for (std::int64_t n : {1, 65, 300, 1000}) {
+        CholeskyOptions o;
+        o.nb = nb;
+        o.diagonal_recursive = true;
+        check_factor<float>(drv, n, o, ++seed, stream_);
+        check_factor<double>(drv, n, o, ++seed, stream_);
+        o.inverse_trsm = false;
+        check_factor<float>(drv, n, o, ++seed, stream_);
+      }
+  for (std::int64_t k : {0, 40, 63, 64, 200, 299}) {
+    check_not_spd<float>(Driver::resident_device, 300, 256, k, stream_, true);
+    check_not_spd<double>(Driver::resident_device, 300, 256, k, stream_, true);
+  }
 }
 
 template <class T>

@@ -44,6 +44,7 @@ CholeskyOptions options_for(Case& c, const std::string& method, std::int64_t n) 
   if (c.point().has("update_block")) o.update_block = c.integer("update_block");
   // The LU's u12 axis, for the GPU-resident Cholesky's L21: inv(L11)ᵀ GEMM or cuBLAS trsm.
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
+  if (c.point().has("panel")) o.diagonal_recursive = c.text("panel") == "recursive";
   return o;
 }
 
@@ -220,6 +221,8 @@ bool cholesky_fig7_applies(const AxisPoint& p) {
   if (p.has("leaf") && p.integer("leaf") != 0) return false;  // LU-only axis
   const std::string& m = p.text("method");
   if (m != "gpu_resident" && p.has("u12") && p.text("u12") != "inverse") return false;
+  if (p.has("panel") && p.text("panel") != "cusolver" && (m != "gpu_resident" || p.text("panel") != "recursive"))
+    return false;  // the LU's tournament has no Cholesky counterpart
   if (m == "openblas")
     return p.text("data") == "host" && p.integer("n") <= kOpenblasMax && cholesky_axes_at_default(p) &&
            (!p.has("gemm") || p.text("gemm") == "cublas") && (!p.has("nb") || p.integer("nb") == 0);

@@ -1,6 +1,7 @@
 #include "factorizations/dense/cholesky_gpu_resident.hpp"
 
 #include "core/linalg/device_blas.hpp"
+#include "factorizations/dense/cholesky_diagonal.hpp"
 #include "factorizations/dense/cholesky_update.hpp"
 #include "factorizations/dense/staging.hpp"
 #include "kernels/dense/triangle.cuh"
@@ -78,11 +79,16 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
     const CholeskyStep& s = steps[i];
     const std::int64_t w = s.j1 - s.j0, below = n - s.j1;
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf(ws.solver, ws.solver.params(), CUBLAS_FILL_MODE_LOWER, w, cuda_type<T>(),
-                                            d.at(s.j0, s.j0), ldda, cuda_type<T>(), ws.solver_device.data(),
-                                            ws.solver_device.bytes(),
-                                            ws.solver_host.empty() ? nullptr : ws.solver_host.data(),
-                                            ws.solver_host.size(), ws.infos.data() + i));
+    if (o.diagonal_recursive) {
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.infos.data() + i, 0, sizeof(int), sp));
+      potrf_diagonal_recursive<T>(ws.panel_blas, d.at(s.j0, s.j0), ldda, w, ws.infos.data() + i, sp);
+    } else {
+      GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf(ws.solver, ws.solver.params(), CUBLAS_FILL_MODE_LOWER, w,
+                                              cuda_type<T>(), d.at(s.j0, s.j0), ldda, cuda_type<T>(),
+                                              ws.solver_device.data(), ws.solver_device.bytes(),
+                                              ws.solver_host.empty() ? nullptr : ws.solver_host.data(),
+                                              ws.solver_host.size(), ws.infos.data() + i));
+    }
     if (below <= 0) return;
     if (o.inverse_trsm) {
       // inv(L11) by trsm on the w × w identity (w³/3 flops), then one GEMM instead of the

@@ -23,6 +23,7 @@ std::string describe(const CholeskyOptions& o) {
   s += o.inverse_trsm ? " inverse" : " trsm";
   s += o.update_block > 0 ? " block=" + std::to_string(o.update_block) : std::string(" one_syrk");
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
+  if (o.diagonal_recursive) s += " diagonal=recursive";
   return s;
 }
 

@@ -25,6 +25,9 @@ struct CholeskyOptions {
   // SGEMM) and the rectangle below it by one GEMM. 0: the whole trailing triangle in one call.
   std::int64_t update_block = 0;
   UpdateGemm gemm = UpdateGemm::cublas;
+  // GPU-resident: diagonal blocks by recursion down to one-CTA 64 × 64 factorizations
+  // (cholesky_diagonal.hpp) instead of cusolverDnXpotrf.
+  bool diagonal_recursive = false;
 };
 
 // Throws std::invalid_argument naming the bad field.

@@ -481,9 +481,11 @@ AxisSpec leaf_axis() {
 }
 AxisSpec panel_axis() {
   return {.name = "panel", .kind = AxisKind::text,
-          .help = "gpu_resident: panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
-                  "pivoting (CALU; leaf 0 means 32, else 8..64)",
-          .defaults = "cusolver", .full = "cusolver,tournament", .choices = {"cusolver", "tournament"}};
+          .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
+                  "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf or "
+                  "recursive (halves down to one-CTA 64 × 64 blocks)",
+          .defaults = "cusolver", .full = "cusolver,tournament,recursive",
+          .choices = {"cusolver", "tournament", "recursive"}};
 }
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
@@ -554,7 +556,9 @@ void register_dense(Registry& registry) {
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
-      if (p.text("factorization") != "lu" && p.text("panel") != "cusolver") return false;  // LU-only axis
+      const std::string& f = p.text("factorization");
+      if (f == "qr" && p.text("panel") != "cusolver") return false;
+      if (f == "lu" && p.text("panel") == "recursive") return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);
       if (!cholesky_axes_at_default(p)) return false;
       if (p.text("factorization") == "qr")
