@@ -14,7 +14,9 @@ constexpr int kRows = kTsluBlockRows;  // also the threads of every CTA: thread 
 constexpr int kWarps = kRows / 32;
 constexpr int kSolveRows = 128;  // rows (threads) per CTA of the L21 solve
 constexpr int kMaxLevels = 40;
-static_assert(kRows % 32 == 0 && kWarps <= 32 && kRows >= kTsluMaxWidth && kTsluMaxWidth == 64, "a CTA must hold at least one full candidate set");
+static_assert(kRows % 32 == 0 && kWarps <= 32 && kRows >= kTsluMaxWidth,
+              "a CTA must hold at least one full candidate set");
+static_assert(kTsluMaxWidth == 64, "the width classes below end at 64");
 
 // Sizes of the tournament's levels and where each level's sets and arrival counters start.
 struct TsluLayout {
@@ -69,7 +71,9 @@ struct Real<float> {
   static constexpr int kVec = 4;
   static __device__ __forceinline__ float sfmin() { return FLT_MIN; }
   static __device__ __forceinline__ Key key(float v) { return __float_as_uint(fabsf(v)) + 1u; }
-  static __device__ __forceinline__ void unpack(const Vec& v, float (&o)[kVec]) { o[0] = v.x, o[1] = v.y, o[2] = v.z, o[3] = v.w; }
+  static __device__ __forceinline__ void unpack(const Vec& v, float (&o)[kVec]) {
+    o[0] = v.x, o[1] = v.y, o[2] = v.z, o[3] = v.w;
+  }
   static __device__ __forceinline__ Vec pack(const float* x) { return make_float4(x[0], x[1], x[2], x[3]); }
 };
 template <>
@@ -183,10 +187,10 @@ __device__ __forceinline__ int select_pivots(T (&r)[BW], bool open, int b, int& 
 
 template <class T, int BW>
 __global__ void __launch_bounds__(kRows, 1) tslu_tournament_kernel(const TsluLayout layout, T* __restrict__ a,
-                                                                std::int64_t lda, int m, int b, int fan,
-                                                                std::int64_t* __restrict__ ipiv, int* __restrict__ info,
-                                                                T* __restrict__ cand_values, int* __restrict__ cand_rows,
-                                                                unsigned* __restrict__ counters) {
+                                                                   std::int64_t lda, int m, int b, int fan,
+                                                                   std::int64_t* __restrict__ ipiv, int* __restrict__ info,
+                                                                   T* __restrict__ cand_values, int* __restrict__ cand_rows,
+                                                                   unsigned* __restrict__ counters) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
   T* top = reinterpret_cast<T*>(shared_raw);  // b × b, ld b: the root's original top rows
   __shared__ PivotSlot<T, BW> slots[2][kWarps];

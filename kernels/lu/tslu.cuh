@@ -2,8 +2,9 @@
 // communication optimal LU factorization algorithm", §2). Instead of one global pivot search per
 // column (the per-column synchronization that makes getf2 latency bound, volkov08 §3.8), blocks
 // of kTsluBlockRows rows each pick b candidate rows by getf2 with partial pivoting (each thread
-// holding its row in registers), the candidate sets meet fan_in at a time in a reduction tree, and the winners of the
-// last getf2 are the panel's pivot rows. The panel is then factored without further pivoting.
+// holding its row in registers), the candidate sets meet fan_in at a time in a reduction tree,
+// and the winners of the last getf2 are the panel's pivot rows. The panel is then factored
+// without further pivoting.
 //
 // Shape of the tournament (shared with the host reference, factorizations/dense/tslu_host.hpp):
 //   level 0: row blocks [k·R, min((k + 1)·R, m)), R = kTsluBlockRows, one candidate set each;
