@@ -87,7 +87,9 @@ void check_leaf(std::int64_t m, std::int64_t b, DeviceBuffer<std::byte>& work, c
 
 TEST_F(TsluGpu, LeafMatchesHostReplay) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 1}, {37, 5}, {20, 32}, {129, 8}, {300, 32}, {1000, 64}, {1000, 1}, {3001, 17}, {100000, 32}};
+      {1, 1}, {37, 5}, {20, 32}, {129, 8}, {300, 32}, {1000, 64}, {1000, 1}, {3001, 17}, {100000, 32},
+      // every width class (8, 16, 32, 64) at b below and at its top; a deep b = 64 tree
+      {257, 33}, {2000, 16}, {5000, 48}, {513, 9}, {70000, 64}};
   for (auto [m, b] : shapes) {
     // One workspace for s and d, twice each: a launch must not trust what the last one left.
     DeviceBuffer<std::byte> work(std::max(kernels::tslu_workspace_bytes(m, b, 4), kernels::tslu_workspace_bytes(m, b, 8)));

@@ -56,7 +56,8 @@ void check_shape(std::int64_t m, std::int64_t b) {
 
 TEST(TsluHost, ResidualAndPivotsAtOddShapes) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 1}, {37, 5}, {20, 32}, {129, 8}, {300, 32}, {1000, 64}, {1000, 1}, {5000, 32}, {3001, 17}, {64, 64}};
+      {1, 1}, {37, 5}, {20, 32}, {129, 8}, {300, 32}, {1000, 64}, {1000, 1}, {5000, 32}, {3001, 17}, {64, 64},
+      {257, 33}, {2000, 16}, {5000, 48}, {20000, 64}};
   for (auto [m, b] : shapes) {
     check_shape<float>(m, b);
     check_shape<double>(m, b);
@@ -65,7 +66,7 @@ TEST(TsluHost, ResidualAndPivotsAtOddShapes) {
 
 // Up to kTsluBlockRows rows the tournament is one getf2: LAPACK's partial pivoting.
 TEST(TsluHost, OneRowBlockIsPartialPivoting) {
-  for (auto [m, b] : std::vector<std::pair<std::int64_t, std::int64_t>>{{128, 32}, {77, 64}, {100, 8}}) {
+  for (auto [m, b] : std::vector<std::pair<std::int64_t, std::int64_t>>{{128, 32}, {256, 32}, {77, 64}, {100, 8}, {256, 64}}) {
     HostMatrix<double> a(m, b), ref(m, b);
     fill_uniform(a.view(), static_cast<std::uint64_t>(m + b));
     host::lacpy(m, b, a.data(), m, ref.data(), m);
@@ -119,10 +120,12 @@ TEST(TsluHost, InterchangesFromPivotRows) {
 }
 
 TEST(TsluHost, TreeShapeAndBadArguments) {
-  EXPECT_EQ(kernels::tslu_fan_in(32), 4);
-  EXPECT_EQ(kernels::tslu_fan_in(64), 2);
+  EXPECT_EQ(kernels::kTsluBlockRows, 256);
+  EXPECT_EQ(kernels::tslu_fan_in(32), 8);
+  EXPECT_EQ(kernels::tslu_fan_in(64), 4);
+  EXPECT_EQ(kernels::tslu_fan_in(48), 5);
   EXPECT_EQ(kernels::tslu_fan_in(1), kernels::kTsluBlockRows);
-  EXPECT_GT(kernels::tslu_workspace_bytes(100000, 32, 4), std::size_t{100000 / 128 * 32 * 32 * 4});
+  EXPECT_GT(kernels::tslu_workspace_bytes(100000, 32, 4), std::size_t{100000 / kernels::kTsluBlockRows * 32 * 32 * 4});
   std::vector<float> a(100, 1.0f);
   std::vector<std::int64_t> ipiv(64);
   EXPECT_THROW(tslu_host<float>(10, 0, a.data(), 10, ipiv.data()), std::invalid_argument);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,15 @@ struct Stack {
   std::vector<T> value;  // row-major: value[s * b + c]
   T& at(std::size_t s, std::int64_t c) { return value[s * static_cast<std::size_t>(b) + static_cast<std::size_t>(c)]; }
 };
+
+// getf2's multiplier x / pivot as LAPACK ?getf2 forms it (and the kernel's multiplier): by the
+// reciprocal when |pivot| >= sfmin, unscaled on an exactly zero pivot.
+template <class T>
+T tslu_multiplier(T x, T pivot) {
+  if (pivot == T(0)) return x;
+  if (std::fabs(pivot) >= std::numeric_limits<T>::min()) return x * (T(1) / pivot);
+  return x / pivot;
+}
 
 // The kernel's select_pivots: getf2 with partial pivoting, rows not moved, multipliers stored in
 // place, first largest |value| wins. Returns the stack positions of the pivots in order.
@@ -40,8 +50,7 @@ std::vector<std::size_t> select_pivots(Stack<T>& s) {
     const T pivot = s.at(p, j);
     for (std::size_t t = 0; t < s.row.size(); ++t) {
       if (!open[t]) continue;
-      const T x = s.at(t, j);
-      const T l = pivot != T(0) ? x / pivot : x;
+      const T l = tslu_multiplier(s.at(t, j), pivot);
       s.at(t, j) = l;
       for (std::int64_t c = j + 1; c < s.b; ++c) s.at(t, c) = std::fma(-l, s.at(p, c), s.at(t, c));
     }
@@ -191,8 +200,7 @@ int tslu_host(std::int64_t m, std::int64_t b, T* a, std::int64_t lda, std::int64
   // L21 = A21·U11⁻¹, each row as getf2 treats a non-pivot row.
   for (std::int64_t r = top; r < m; ++r)
     for (std::int64_t j = 0; j < b; ++j) {
-      const T d = a[j + j * lda], x = a[r + j * lda];
-      const T l = d != T(0) ? x / d : x;
+      const T l = tslu_multiplier(a[r + j * lda], a[j + j * lda]);
       a[r + j * lda] = l;
       for (std::int64_t c = j + 1; c < b; ++c) a[r + c * lda] = std::fma(-l, a[j + c * lda], a[r + c * lda]);
     }

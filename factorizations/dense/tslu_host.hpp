@@ -1,7 +1,7 @@
 // Host replay of the GPU TSLU (kernels/lu/tslu.cuh; Grigori, Demmel, Xiang, CALU §2): the same
 // tournament (row blocks of kTsluBlockRows, tslu_fan_in(b) sets per tree node, sets stacked in
 // order, pivot search by largest |value| with ties to the first row of the stack), the same
-// arithmetic in the same order (l = x / pivot, then fma updates), so it finds exactly the GPU's
+// arithmetic in the same order (l = x·(1/pivot) as LAPACK getf2, then fma updates), so it finds exactly the GPU's
 // pivot rows and the same factors. Builds and runs without a GPU.
 #pragma once
 

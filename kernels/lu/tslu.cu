@@ -3,6 +3,7 @@
 #include "core/cuda/check.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <stdexcept>
 #include <string>
 
@@ -11,8 +12,11 @@ namespace {
 
 constexpr int kRows = kTsluBlockRows;  // also the threads of every CTA: thread t owns stack row t
 constexpr int kWarps = kRows / 32;
+constexpr int kSolveRows = 128;  // rows (threads) per CTA of the L21 solve
 constexpr int kMaxLevels = 40;
-static_assert(kRows % 32 == 0 && kRows >= kTsluMaxWidth, "a CTA must hold at least one full candidate set");
+static_assert(kRows % 32 == 0 && kWarps <= 32 && kRows >= kTsluMaxWidth,
+              "a CTA must hold at least one full candidate set");
+static_assert(kTsluMaxWidth == 64, "the width classes below end at 64");
 
 // Sizes of the tournament's levels and where each level's sets and arrival counters start.
 struct TsluLayout {
@@ -56,102 +60,159 @@ WorkspaceParts workspace_parts(const TsluLayout& l, std::int64_t b, std::size_t 
   return p;
 }
 
-// (value, stack position) max with ties to the first position, as LAPACK's i?amax.
+// Real-type traits: the pivot search key (|value|'s bits + 1, so unsigned order is |value| order
+// and 0 marks a row that is not a candidate), the 16-byte vector type, and LAPACK's sfmin.
 template <class T>
-__device__ __forceinline__ void better(T& v, int& i, T v2, int i2) {
-  if (v2 > v || (v2 == v && i2 < i)) {
-    v = v2;
-    i = i2;
+struct Real;
+template <>
+struct Real<float> {
+  using Key = unsigned;
+  using Vec = float4;
+  static constexpr int kVec = 4;
+  static __device__ __forceinline__ float sfmin() { return FLT_MIN; }
+  static __device__ __forceinline__ Key key(float v) { return __float_as_uint(fabsf(v)) + 1u; }
+  static __device__ __forceinline__ void unpack(const Vec& v, float (&o)[kVec]) {
+    o[0] = v.x, o[1] = v.y, o[2] = v.z, o[3] = v.w;
   }
-}
-
-// Shared memory of the tournament kernel (dynamic part): the stack tile (kRows × b, ld kRows),
-// the original top rows at the root (b × b, ld b), then the stack's row indices.
-template <class T>
-struct TournamentShared {
-  T* tile;
-  T* top;
-  int* row;  // kRows: panel row of each stack row, −1 for none (padding never wins)
+  static __device__ __forceinline__ Vec pack(const float* x) { return make_float4(x[0], x[1], x[2], x[3]); }
+};
+template <>
+struct Real<double> {
+  using Key = unsigned long long;
+  using Vec = double2;
+  static constexpr int kVec = 2;
+  static __device__ __forceinline__ double sfmin() { return DBL_MIN; }
+  static __device__ __forceinline__ Key key(double v) {
+    return static_cast<Key>(__double_as_longlong(fabs(v))) + 1ull;
+  }
+  static __device__ __forceinline__ void unpack(const Vec& v, double (&o)[kVec]) { o[0] = v.x, o[1] = v.y; }
+  static __device__ __forceinline__ Vec pack(const double* x) { return make_double2(x[0], x[1]); }
 };
 
-template <class T>
-std::size_t tournament_shared_bytes(std::int64_t b) {
-  return static_cast<std::size_t>(kRows * b + b * b) * sizeof(T) + kRows * sizeof(int);
+// Warp argmax of the keys, ties to the lowest lane (LAPACK's i?amax takes the first largest):
+// one redux per 32-bit half and a ballot, all lanes get the maximum and the winning lane.
+__device__ __forceinline__ unsigned warp_argmax(unsigned key, int& lane) {
+  const unsigned best = __reduce_max_sync(0xffffffffu, key);
+  lane = __ffs(static_cast<int>(__ballot_sync(0xffffffffu, key == best))) - 1;
+  return best;
+}
+__device__ __forceinline__ unsigned long long warp_argmax(unsigned long long key, int& lane) {
+  const auto hi = static_cast<unsigned>(key >> 32), lo = static_cast<unsigned>(key);
+  const unsigned best_hi = __reduce_max_sync(0xffffffffu, hi);
+  const unsigned best_lo = __reduce_max_sync(0xffffffffu, hi == best_hi ? lo : 0u);
+  lane = __ffs(static_cast<int>(__ballot_sync(0xffffffffu, hi == best_hi && lo == best_lo))) - 1;
+  return (static_cast<unsigned long long>(best_hi) << 32) | best_lo;
 }
 
-// getf2 with partial pivoting on the stack in shared memory, pivot rows found but not moved: thread
-// t owns stack row t, so after the pivot search (warp shuffles, then the kWarps partial results
-// after the one __syncthreads of the step) each thread updates only its own row, reading the pivot
-// row, which its owner finished in the previous step. Multipliers are stored in place, so each
-// pivot row ends as its row of [L\U] of the rows taken in pivot order. winners[k] = stack position
-// of the k-th pivot. Returns the pivots found: b, or fewer when fewer real rows exist.
-// Called by all kRows threads; every exit is uniform.
+// getf2's multiplier x / pivot as LAPACK ?getf2 forms it: by the reciprocal when |pivot| >= sfmin,
+// unscaled on an exactly zero pivot (tslu_host.cpp's tslu_multiplier, bit for bit).
 template <class T>
-__device__ int select_pivots(T* tile, const int* row, int b, int* winners, T (*slot_v)[kWarps],
-                             int (*slot_i)[kWarps]) {
+__device__ __forceinline__ T multiplier(T x, T pivot, T inverse) {
+  return pivot == T(0) ? x : (fabs(pivot) >= Real<T>::sfmin() ? x * inverse : x / pivot);
+}
+
+// One warp's pivot candidate at one step: its row (columns from the step's, rounded down to a
+// vector, onwards), 1 / its pivot, its stack position and key.
+template <class T, int BW>
+struct __align__(16) PivotSlot {
+  T row[BW];
+  T inverse;
+  int position;
+  typename Real<T>::Key key;
+};
+
+// getf2 with partial pivoting on a stack of up to kRows rows, thread t owning stack row t in the
+// registers r (BW >= b values, zero past b); rows are not moved. Per step j: the warp argmax
+// (redux) of the open rows' |r[j]|; each warp's winner stores its row, key and reciprocal in the
+// step's slot (stores only, double-buffered: a slot is rewritten two steps later, after a barrier
+// every reader of it has passed); the one __syncthreads; every warp reduces the kWarps slots itself
+// and reads the pivot row from the winning slot (broadcast loads, no aliasing with r). Multipliers
+// stay in place, so each pivot row ends as its row of [L\U] of the rows taken in pivot order.
+// my_step = the step that chose this thread's row (−1: none); first_zero = first exactly zero
+// pivot, 1-based (0: none). Returns the pivots found: b, or fewer when fewer open rows exist.
+// Called by all kRows threads; every exit is uniform.
+template <class T, int BW>
+__device__ __forceinline__ int select_pivots(T (&r)[BW], bool open, int b, int& my_step, int& first_zero,
+                                             PivotSlot<T, BW> (*slots)[kWarps]) {
+  using R = Real<T>;
+  using Key = typename R::Key;
+  using Vec = typename R::Vec;
+  constexpr int V = R::kVec;
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  bool open = row[t] >= 0;  // a real row not yet chosen
-  for (int j = 0; j < b; ++j) {
-    T v = open ? fabs(tile[t + j * kRows]) : T(-1);
-    int i = t;
-    for (int off = 16; off > 0; off >>= 1) {
-      const T v2 = __shfl_xor_sync(0xffffffffu, v, off);
-      const int i2 = __shfl_xor_sync(0xffffffffu, i, off);
-      better(v, i, v2, i2);
-    }
-    // Double-buffered slots: a thread still reading step j's while another writes step j + 1's.
-    if (lane == 0) {
-      slot_v[j & 1][warp] = v;
-      slot_i[j & 1][warp] = i;
+  my_step = -1;
+  first_zero = 0;
+  int count = b;
+#pragma unroll
+  for (int j = 0; j < BW; ++j) {
+    if (j >= b) break;
+    const Key key = open ? R::key(r[j]) : Key(0);
+    int winner_lane;
+    warp_argmax(key, winner_lane);
+    if (lane == winner_lane) {  // also when no lane is open: the slot's key must say so
+      PivotSlot<T, BW>& mine = slots[j & 1][warp];
+      mine.key = key;
+      mine.position = t;
+      mine.inverse = T(1) / r[j];
+#pragma unroll
+      for (int cv = j / V; cv < BW / V; ++cv) reinterpret_cast<Vec*>(mine.row)[cv] = R::pack(r + cv * V);
     }
     __syncthreads();
-    v = slot_v[j & 1][0];
-    i = slot_i[j & 1][0];
-    for (int w = 1; w < kWarps; ++w) better(v, i, slot_v[j & 1][w], slot_i[j & 1][w]);
-    if (v < T(0)) return j;  // no real row left (same answer in every thread)
-    const int p = i;
-    if (t == 0) winners[j] = p;
-    if (t == p) {
+    int winner_warp;
+    const Key best = warp_argmax(lane < kWarps ? slots[j & 1][lane].key : Key(0), winner_warp);
+    if (best == Key(0)) {  // no open row left (the same answer in every thread)
+      count = j;
+      break;
+    }
+    const PivotSlot<T, BW>& pivot_slot = slots[j & 1][winner_warp];
+    const T pivot = pivot_slot.row[j];
+    if (pivot == T(0) && first_zero == 0) first_zero = j + 1;
+    if (t == pivot_slot.position) {
       open = false;
+      my_step = j;
     } else if (open) {
-      const T pivot = tile[p + j * kRows];
-      const T x = tile[t + j * kRows];
-      // LAPACK leaves the column unscaled on an exactly zero pivot (then every open entry is 0).
-      const T l = pivot != T(0) ? x / pivot : x;
-      tile[t + j * kRows] = l;
-      for (int c = j + 1; c < b; ++c) tile[t + c * kRows] = fma(-l, tile[p + c * kRows], tile[t + c * kRows]);
+      const T l = multiplier(r[j], pivot, pivot_slot.inverse);
+      r[j] = l;
+#pragma unroll
+      for (int cv = (j + 1) / V; cv < BW / V; ++cv) {
+        T u[V];
+        R::unpack(reinterpret_cast<const Vec*>(pivot_slot.row)[cv], u);
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          if (cv * V + k > j) r[cv * V + k] = fma(-l, u[k], r[cv * V + k]);
+      }
     }
   }
-  return b;
+  return count;
 }
 
-template <class T>
-__global__ void __launch_bounds__(kRows) tslu_tournament_kernel(const TsluLayout layout, T* __restrict__ a,
-                                                                std::int64_t lda, int m, int b, int fan,
-                                                                std::int64_t* __restrict__ ipiv, int* __restrict__ info,
-                                                                T* __restrict__ cand_values, int* __restrict__ cand_rows,
-                                                                unsigned* __restrict__ counters) {
+template <class T, int BW>
+__global__ void __launch_bounds__(kRows, 1) tslu_tournament_kernel(const TsluLayout layout, T* __restrict__ a,
+                                                                   std::int64_t lda, int m, int b, int fan,
+                                                                   std::int64_t* __restrict__ ipiv, int* __restrict__ info,
+                                                                   T* __restrict__ cand_values, int* __restrict__ cand_rows,
+                                                                   unsigned* __restrict__ counters) {
   extern __shared__ __align__(16) unsigned char shared_raw[];
-  TournamentShared<T> sh;
-  sh.tile = reinterpret_cast<T*>(shared_raw);
-  sh.top = sh.tile + kRows * b;
-  sh.row = reinterpret_cast<int*>(sh.top + b * b);
-  __shared__ T slot_v[2][kWarps];
-  __shared__ int slot_i[2][kWarps];
-  __shared__ int winners[kTsluMaxWidth];
-  __shared__ int list_row[2 * kTsluMaxWidth], list_pos[2 * kTsluMaxWidth];
+  T* top = reinterpret_cast<T*>(shared_raw);  // b × b, ld b: the root's original top rows
+  __shared__ PivotSlot<T, BW> slots[2][kWarps];
+  __shared__ int row_of[kRows];  // panel row of each stack row, −1 for none (padding never wins)
+  __shared__ int winners[BW];    // stack position of the k-th pivot
+  __shared__ int list_row[2 * BW], list_pos[2 * BW];
   __shared__ int is_last, list_count;
   const int t = threadIdx.x;
   const std::int64_t bb = static_cast<std::int64_t>(b) * b;
+  T r[BW];  // this thread's stack row
 
   // Leaf round: rows [r0, r0 + rows) of the panel.
   std::int64_t q = blockIdx.x;
   const int r0 = static_cast<int>(q) * kRows;
   const int rows = min(kRows, m - r0);
-  sh.row[t] = t < rows ? r0 + t : -1;
-  for (int c = 0; c < b; ++c) sh.tile[t + c * kRows] = t < rows ? a[(r0 + t) + c * lda] : T(0);
-  __syncthreads();
-  int count = select_pivots(sh.tile, sh.row, b, winners, slot_v, slot_i);
+  bool real = t < rows;
+  row_of[t] = real ? r0 + t : -1;
+#pragma unroll
+  for (int c = 0; c < BW; ++c) r[c] = real && c < b ? a[(r0 + t) + static_cast<std::int64_t>(c) * lda] : T(0);
+  int my_step = -1, first_zero = 0;
+  int count = select_pivots<T, BW>(r, real, b, my_step, first_zero, slots);
+  if (my_step >= 0) winners[my_step] = t;
   __syncthreads();
 
   int level = 0;
@@ -166,12 +227,12 @@ __global__ void __launch_bounds__(kRows) tslu_tournament_kernel(const TsluLayout
       T v = T(0);
       if (k < count) {
         const int w = winners[k];
-        v = level == 0 ? a[sh.row[w] + c * lda]
+        v = level == 0 ? a[row_of[w] + c * lda]
                        : __ldcg(cand_values + (first_child + w / b) * bb + (w % b) + static_cast<std::int64_t>(c) * b);
       }
       cand_values[set * bb + e] = v;
     }
-    if (t < b) cand_rows[set * b + t] = t < count ? sh.row[winners[t]] : -1;
+    if (t < b) cand_rows[set * b + t] = t < count ? row_of[winners[t]] : -1;
     // Arrive at the parent; the last of its children runs it (threadFenceReduction's pattern).
     __threadfence();
     __syncthreads();
@@ -188,14 +249,13 @@ __global__ void __launch_bounds__(kRows) tslu_tournament_kernel(const TsluLayout
     // Stack the children's sets (stack row g·b + k = row k of child g) and select again.
     const std::int64_t child0 = layout.set_offset[level] + parent * fan;
     const int stacked = children * b;
-    sh.row[t] = t < stacked ? __ldcg(cand_rows + child0 * b + t) : -1;
-    for (int c = 0; c < b; ++c) {
-      T v = T(0);
-      if (t < stacked) v = __ldcg(cand_values + (child0 + t / b) * bb + (t % b) + static_cast<std::int64_t>(c) * b);
-      sh.tile[t + c * kRows] = v;
-    }
-    __syncthreads();
-    count = select_pivots(sh.tile, sh.row, b, winners, slot_v, slot_i);
+    row_of[t] = t < stacked ? __ldcg(cand_rows + child0 * b + t) : -1;
+    real = t < stacked && row_of[t] >= 0;
+    const T* set_row = cand_values + (child0 + (real ? t / b : 0)) * bb + (real ? t % b : 0);
+#pragma unroll
+    for (int c = 0; c < BW; ++c) r[c] = real && c < b ? __ldcg(set_row + static_cast<std::int64_t>(c) * b) : T(0);
+    count = select_pivots<T, BW>(r, real, b, my_step, first_zero, slots);
+    if (my_step >= 0) winners[my_step] = t;
     __syncthreads();
     ++level;
     q = parent;
@@ -207,7 +267,7 @@ __global__ void __launch_bounds__(kRows) tslu_tournament_kernel(const TsluLayout
   if (t < 32) {
     int listed = 0;
     for (int k = 0; k < count; ++k) {
-      const int p = sh.row[winners[k]];
+      const int p = row_of[winners[k]];
       int found = -1, holder = -1;  // the entry of row p; the entry whose position is k
       for (int e0 = 0; e0 < listed; e0 += 32) {
         const int e = e0 + t;
@@ -246,69 +306,101 @@ __global__ void __launch_bounds__(kRows) tslu_tournament_kernel(const TsluLayout
   // The original top rows: each row that leaves the top goes below with its original values.
   for (std::int64_t e = t; e < static_cast<std::int64_t>(count) * b; e += kRows) {
     const int k = static_cast<int>(e % count), c = static_cast<int>(e / count);
-    sh.top[k + c * b] = a[k + c * lda];
+    top[k + c * b] = a[k + c * lda];
   }
   __syncthreads();
   for (int e = t; e < list_count * b; e += kRows) {
     const int entry = e / b, c = e % b;
-    const int r = list_row[entry], pos = list_pos[entry];
-    if (pos >= count) a[pos + c * lda] = sh.top[r + c * b];  // r < count: only top rows leave the top
+    const int rr = list_row[entry], pos = list_pos[entry];
+    if (pos >= count) a[pos + c * lda] = top[rr + c * b];  // rr < count: only top rows leave the top
   }
-  // The top: pivot row k's [L\U] row from the root's getf2 (the top block factored without pivoting).
-  for (std::int64_t e = t; e < static_cast<std::int64_t>(count) * b; e += kRows) {
-    const int k = static_cast<int>(e % count), c = static_cast<int>(e / count);
-    a[k + c * lda] = sh.tile[winners[k] + c * kRows];
+  // The top: pivot row k's [L\U] row from the root's getf2 (the top block factored without
+  // pivoting), from the registers of the thread that holds it.
+  if (my_step >= 0) {
+#pragma unroll
+    for (int c = 0; c < BW; ++c)
+      if (c < b) a[my_step + static_cast<std::int64_t>(c) * lda] = r[c];
   }
-  if (t == 0) {
-    int first_zero = 0;
-    for (int k = 0; k < count && first_zero == 0; ++k)
-      if (sh.tile[winners[k] + k * kRows] == T(0)) first_zero = k + 1;
-    *info = first_zero;
-  }
+  if (t == 0) *info = first_zero;
 }
 
-// L21 = A21·U11⁻¹ for rows [top, m): thread t solves its row x·U11 = a by columns, with the same
-// operations as getf2 on a non-pivot row (l = a/u_jj, then a −= l·u_j,: by fma), U11 in shared memory.
-template <class T>
-__global__ void __launch_bounds__(kRows) tslu_lower_solve_kernel(T* __restrict__ a, std::int64_t lda, int m, int b,
-                                                                 int top) {
-  extern __shared__ __align__(16) unsigned char shared_raw[];
-  T* u = reinterpret_cast<T*>(shared_raw);  // b × b, ld b (upper part used)
-  T* row = u + b * b;                        // kRows × b, ld kRows: thread t's row in column-major
+// L21 = A21·U11⁻¹ for rows [top, m): thread t solves its row x·U11 = a by columns in registers,
+// with the same operations as getf2 on a non-pivot row (l = multiplier(a_j, u_jj), then
+// a −= l·u_j,: by fma), U11's rows in shared memory (broadcast vector loads).
+template <class T, int BW>
+__global__ void __launch_bounds__(kSolveRows) tslu_lower_solve_kernel(T* __restrict__ a, std::int64_t lda, int m, int b,
+                                                                      int top) {
+  using R = Real<T>;
+  using Vec = typename R::Vec;
+  constexpr int V = R::kVec;
+  constexpr int kLd = BW + V;  // padded rows, still 16-byte aligned
+  __shared__ __align__(16) T u[BW * kLd];  // row j of U11 at u[j·kLd], zero below the diagonal and past b
+  __shared__ T inverse[BW];
   const int t = threadIdx.x;
-  for (int e = t; e < b * b; e += kRows) {
-    const int i = e % b, j = e / b;
-    u[e] = i <= j ? a[i + static_cast<std::int64_t>(j) * lda] : T(0);
+  for (int e = t; e < BW * BW; e += kSolveRows) {
+    const int i = e % BW, j = e / BW;  // coalesced down the columns of a
+    u[i * kLd + j] = i < b && j < b && i <= j ? a[i + static_cast<std::int64_t>(j) * lda] : T(0);
   }
+  if (t < b) inverse[t] = T(1) / a[t + static_cast<std::int64_t>(t) * lda];
   __syncthreads();
-  const std::int64_t r = top + static_cast<std::int64_t>(blockIdx.x) * kRows + t;
-  if (r >= m) return;
-  for (int c = 0; c < b; ++c) row[t + c * kRows] = a[r + c * lda];
-  for (int j = 0; j < b; ++j) {
-    const T d = u[j + j * b], x = row[t + j * kRows];
-    const T l = d != T(0) ? x / d : x;
-    row[t + j * kRows] = l;
-    for (int c = j + 1; c < b; ++c) row[t + c * kRows] = fma(-l, u[j + c * b], row[t + c * kRows]);
+  const std::int64_t row = top + static_cast<std::int64_t>(blockIdx.x) * kSolveRows + t;
+  if (row >= m) return;
+  T x[BW];
+#pragma unroll
+  for (int c = 0; c < BW; ++c) x[c] = c < b ? a[row + static_cast<std::int64_t>(c) * lda] : T(0);
+#pragma unroll
+  for (int j = 0; j < BW; ++j) {
+    if (j >= b) break;
+    const T l = multiplier(x[j], u[j * kLd + j], inverse[j]);
+    x[j] = l;
+#pragma unroll
+    for (int cv = (j + 1) / V; cv < BW / V; ++cv) {
+      T uj[V];
+      R::unpack(reinterpret_cast<const Vec*>(u + j * kLd)[cv], uj);
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        if (cv * V + k > j) x[cv * V + k] = fma(-l, uj[k], x[cv * V + k]);
+    }
   }
-  for (int c = 0; c < b; ++c) a[r + c * lda] = row[t + c * kRows];
+#pragma unroll
+  for (int c = 0; c < BW; ++c)
+    if (c < b) a[row + static_cast<std::int64_t>(c) * lda] = x[c];
 }
 
 template <class T>
-std::size_t lower_solve_shared_bytes(std::int64_t b) {
-  return static_cast<std::size_t>(b * b + kRows * b) * sizeof(T);
+std::size_t tournament_shared_bytes(std::int64_t b) {
+  return static_cast<std::size_t>(b * b) * sizeof(T);
 }
 
-// Both kernels take up to 96 KiB (FP64, b = 64): opt in once per type.
-template <class T>
+// The root's top rows take up to 32 KiB (FP64, b = 64) on top of the static slots: opt in once
+// per kernel.
+template <class T, int BW>
 void allow_large_shared() {
   static const bool done = [] {
-    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(tslu_tournament_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(tournament_shared_bytes<T>(kTsluMaxWidth))));
-    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(tslu_lower_solve_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(lower_solve_shared_bytes<T>(kTsluMaxWidth))));
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(tslu_tournament_kernel<T, BW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(tournament_shared_bytes<T>(BW))));
     return true;
   }();
   (void)done;
+}
+
+// The two launches for panels of width class BW (b <= BW).
+template <class T, int BW>
+void launch_width_class(const TsluLayout& layout, T* a, std::int64_t lda, std::int64_t m, std::int64_t b,
+                        std::int64_t* ipiv, int* info, T* cand_values, int* cand_rows, unsigned* counters,
+                        cudaStream_t stream) {
+  allow_large_shared<T, BW>();
+  tslu_tournament_kernel<T, BW><<<static_cast<unsigned>(layout.sets[0]), kRows, tournament_shared_bytes<T>(b), stream>>>(
+      layout, a, lda, static_cast<int>(m), static_cast<int>(b), tslu_fan_in(b), ipiv, info, cand_values, cand_rows,
+      counters);
+  GPUFACT_CHECK_LAUNCH();
+  const std::int64_t top = std::min(m, b);
+  if (m > top) {
+    const auto blocks = static_cast<unsigned>((m - top + kSolveRows - 1) / kSolveRows);
+    tslu_lower_solve_kernel<T, BW><<<blocks, kSolveRows, 0, stream>>>(a, lda, static_cast<int>(m), static_cast<int>(b),
+                                                                      static_cast<int>(top));
+    GPUFACT_CHECK_LAUNCH();
+  }
 }
 
 template <class T>
@@ -330,24 +422,23 @@ void tslu(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* 
     throw std::invalid_argument("launch_tslu: workspace of " + std::to_string(workspace_bytes) + " bytes < the " +
                                 std::to_string(parts.total) + " an " + std::to_string(m) + " x " + std::to_string(b) +
                                 " panel needs (tslu_workspace_bytes)");
-  allow_large_shared<T>();
   auto* base = static_cast<unsigned char*>(workspace);
-  const int top = static_cast<int>(std::min(m, b));
   // The arrival counters' place depends on m and the element size (they follow the candidate
   // sets), so a workspace shared by leaves of different heights, or by s and d, may hold a
   // previous launch's candidates where this launch counts: clear them every launch.
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(base + parts.counters, 0, parts.total - parts.counters, stream));
-  tslu_tournament_kernel<T><<<static_cast<unsigned>(layout.sets[0]), kRows, tournament_shared_bytes<T>(b), stream>>>(
-      layout, a, lda, static_cast<int>(m), static_cast<int>(b), tslu_fan_in(b), ipiv, info,
-      reinterpret_cast<T*>(base + parts.values), reinterpret_cast<int*>(base + parts.rows),
-      reinterpret_cast<unsigned*>(base + parts.counters));
-  GPUFACT_CHECK_LAUNCH();
-  if (m > top) {
-    const auto blocks = static_cast<unsigned>((m - top + kRows - 1) / kRows);
-    tslu_lower_solve_kernel<T><<<blocks, kRows, lower_solve_shared_bytes<T>(b), stream>>>(
-        a, lda, static_cast<int>(m), static_cast<int>(b), top);
-    GPUFACT_CHECK_LAUNCH();
-  }
+  auto* cand_values = reinterpret_cast<T*>(base + parts.values);
+  auto* cand_rows = reinterpret_cast<int*>(base + parts.rows);
+  auto* counters = reinterpret_cast<unsigned*>(base + parts.counters);
+  // Width classes: full unrolling, the row in registers (b = 48 runs as 64 with zero columns).
+  if (b <= 8)
+    launch_width_class<T, 8>(layout, a, lda, m, b, ipiv, info, cand_values, cand_rows, counters, stream);
+  else if (b <= 16)
+    launch_width_class<T, 16>(layout, a, lda, m, b, ipiv, info, cand_values, cand_rows, counters, stream);
+  else if (b <= 32)
+    launch_width_class<T, 32>(layout, a, lda, m, b, ipiv, info, cand_values, cand_rows, counters, stream);
+  else
+    launch_width_class<T, 64>(layout, a, lda, m, b, ipiv, info, cand_values, cand_rows, counters, stream);
 }
 
 }  // namespace
