@@ -137,20 +137,8 @@ int measure_cholesky(Case& c, const std::string& method, const std::string& data
   restore_device(0);
   dev::potrf<T>(solver, Uplo::lower, n, dwork.data(), n, sws);  // sizes the workspace outside the timing
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  spec.setup = [&](std::size_t i) {
-    if (data == "host")
-      std::memcpy(work.data(), a.data(), bytes);
-    else
-      restore_device(i);
-  };
-  spec.body = [&](std::size_t) {
-    if (data == "host")
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), work.data(), bytes, cudaMemcpyHostToDevice, s));
-    dev::potrf<T>(solver, Uplo::lower, n, dwork.data(), n, sws);
-    if (data == "host")
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  };
+  time_library_factorization<T>(spec, data, a, work, dwork, pristine, s,
+                                [&] { dev::potrf<T>(solver, Uplo::lower, n, dwork.data(), n, sws); });
   if (!c.measure(spec)) return -1;
   restore();
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));

@@ -192,20 +192,8 @@ LuCaseOutcome measure_lu(Case& c, const std::string& method, const std::string& 
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
   dev::getrf<T>(solver, n, n, dwork.data(), n, dipiv.data(), sws);  // sizes the workspace outside the timing
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  spec.setup = [&](std::size_t) {
-    if (data == "host")
-      std::memcpy(work.data(), a.data(), bytes);
-    else
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
-  };
-  spec.body = [&](std::size_t) {
-    if (data == "host")
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), work.data(), bytes, cudaMemcpyHostToDevice, s));
-    dev::getrf<T>(solver, n, n, dwork.data(), n, dipiv.data(), sws);
-    if (data == "host")
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  };
+  time_library_factorization<T>(spec, data, a, work, dwork, pristine, s,
+                                [&] { dev::getrf<T>(solver, n, n, dwork.data(), n, dipiv.data(), sws); });
   out.measured = c.measure(spec);
   restore();
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));

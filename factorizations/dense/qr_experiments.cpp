@@ -184,22 +184,9 @@ QrRun measure_qr(Case& c, const std::string& method, const std::string& data, co
   dev::geqrf<T>(solver, n, n, dwork.data(), n, dtau.data(), sws);  // sizes the workspace outside the timing
   dev::orgqr<T>(solver, n, n, n, dwork.data(), n, dtau.data(), sws);
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  spec.setup = [&](std::size_t) {
-    if (data == "host")
-      std::memcpy(work.data(), a.data(), bytes);
-    else
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), pristine.data(), bytes, cudaMemcpyDeviceToDevice, s));
-  };
-  spec.body = [&](std::size_t) {
-    if (data == "host")
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dwork.data(), work.data(), bytes, cudaMemcpyHostToDevice, s));
-    dev::geqrf<T>(solver, n, n, dwork.data(), n, dtau.data(), sws);
-    if (data == "host") {
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(work.data(), dwork.data(), bytes, cudaMemcpyDeviceToHost, s));
-      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(tau.data(), dtau.data(), n * sizeof(T), cudaMemcpyDeviceToHost, s));
-    }
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  };
+  time_library_factorization<T>(
+      spec, data, a, work, dwork, pristine, s, [&] { dev::geqrf<T>(solver, n, n, dwork.data(), n, dtau.data(), sws); },
+      [&] { GPUFACT_CUDA_CHECK(cudaMemcpyAsync(tau.data(), dtau.data(), n * sizeof(T), cudaMemcpyDeviceToHost, s)); });
   out.measured = c.measure(spec);
   restore();
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));
