@@ -523,8 +523,8 @@ void register_dense(Registry& registry) {
         {.name = "n", .kind = AxisKind::integer, .help = "matrix order (square)", .defaults = "1024,2048,4096,8192,16384",
          .quick = "4096,16384", .full = "1024,2048,4096,8192,16384,32768,40000", .min = 1, .max = 65536},
         {.name = "method", .kind = AxisKind::text,
-         .help = "hybrid (volkov08 §5), gpu_resident (panel on the GPU), cusolver (cusolverDnXgetrf), openblas "
-                 "(host, n <= 8192)",
+         .help = "hybrid (volkov08 §5), gpu_resident (panel on the GPU), cusolver (cusolverDnXgetrf, Xpotrf, "
+                 "Xgeqrf + orgqr), openblas (host, n <= 8192)",
          .defaults = "hybrid,gpu_resident,cusolver,openblas", .choices = {"hybrid", "gpu_resident", "cusolver", "openblas"}},
         {.name = "data", .kind = AxisKind::text,
          .help = "where A starts and ends: host (pinned, transfers timed) or device", .defaults = "host,device",
