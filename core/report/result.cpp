@@ -57,6 +57,11 @@ const Metric* Result::find_metric(const std::string& tag) const {
   return nullptr;
 }
 
+double Result::metric_value(const std::string& tag) const {
+  const Metric* m = find_metric(tag);
+  return m ? m->value : 0.0;
+}
+
 void to_json(nlohmann::json& j, const Metric& m) {
   j = {{"tag", m.tag},
        {"name", m.name},

@@ -59,6 +59,7 @@ struct Result {
   nlohmann::json data = nlohmann::json::object();  // derived tables (fits, inferred sizes, ...)
 
   const Metric* find_metric(const std::string& tag) const;
+  double metric_value(const std::string& tag) const;  // the metric's value, 0 when absent
 };
 
 // A computed (not timed) metric: fitted parameters, inferred sizes, best-of summaries.

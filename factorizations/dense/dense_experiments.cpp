@@ -314,10 +314,6 @@ void run_fig11(Case& c) {
     run_lu_case<double>(c, "hybrid", "host", o, false, false);
 }
 
-double metric_of(const Result& r, const std::string& tag) {
-  const Metric* m = r.find_metric(tag);
-  return m ? m->value : 0.0;
-}
 
 // volkov08.table3: best rates per method and precision, best speedups over OpenBLAS and over
 // cuSOLVER at equal n (hybrid and GPU-resident with host data against cuSOLVER with host data;
@@ -335,8 +331,8 @@ void summarize_fig7(Summary& s) {
                       key = r.axes.value("method", "") + ablation + "/" + r.axes.value("data", "");
     const std::int64_t n = r.axes.value("n", std::int64_t{0});
     const std::string f = r.axes.value("factorization", "lu");
-    rate[{f, p}][key][n] = metric_of(r, f + "/flop_rate");
-    gemm_best[p] = std::max(gemm_best[p], metric_of(r, "gemm/flop_rate"));
+    rate[{f, p}][key][n] = r.metric_value(f + "/flop_rate");
+    gemm_best[p] = std::max(gemm_best[p], r.metric_value("gemm/flop_rate"));
   }
   // volkov08 Table 3, 8800GTX with the hybrid: best Gflop/s per factorization.
   const std::map<std::string, double> paper_best = {{"lu", 179}, {"cholesky", 183}, {"qr", 192}};
@@ -409,7 +405,7 @@ void summarize_fig11(Summary& s) {
   for (const auto& r : s.results())
     if (r.status == Status::passed)
       time[{r.axes.value("precision", ""), r.axes.value("n", std::int64_t{0})}][r.axes.value("omit", "")] =
-          metric_of(r, "lu/time");
+          r.metric_value("lu/time");
   for (const auto& [key, by_omit] : time) {
     const auto base = by_omit.find("none");
     if (base == by_omit.end() || base->second <= 0) continue;
@@ -434,7 +430,7 @@ void summarize_accuracy(Summary& s) {
   for (const auto& r : s.results())
     if (r.status == Status::passed)
       error[{r.axes.value("factorization", "lu"), r.axes.value("precision", ""), r.axes.value("n", std::int64_t{0})}]
-           [r.axes.value("method", "")] = metric_of(r, "backward_error/max_units");
+           [r.axes.value("method", "")] = r.metric_value("backward_error/max_units");
   for (const auto& [key, by_method] : error) {
     const auto cpu = by_method.find("openblas");
     if (cpu == by_method.end() || cpu->second <= 0) continue;

@@ -32,7 +32,6 @@
 namespace gpufact::factorizations {
 namespace {
 
-using gemm_bench::metric_value;
 
 constexpr std::int64_t kSmallCBlocks = 64;  // C up to 256 × 256: the small-C target's sizes
 constexpr double kTargetSpeedup = 1.5;      // issue 4: split-k ≥ 1.5× cuBLAS for small C, large k
@@ -167,7 +166,7 @@ void summarize_fig5(Summary& s) {
     if (r.status != Status::passed || !r.data.contains("m")) continue;
     const Key key{r.data["m"].get<std::int64_t>(), r.data["n"].get<std::int64_t>(), r.data["k"].get<std::int64_t>()};
     const std::string kernel = r.axes.value("kernel", std::string());
-    const double t = metric_value(r, kernel + "/time");
+    const double t = r.metric_value(kernel + "/time");
     if (t <= 0) continue;
     Times& times = shapes[key];
     if (kernel == "cublas") times.cublas = t;

@@ -127,13 +127,13 @@ void verify_product(Case& c, const std::string& who, const Shape& s, const HostM
 }
 
 void add_rate_metrics(Case& c, const std::string& name, const std::string& label) {
-  const double gflops = metric_value(c.result(), name + "/flop_rate");
+  const double gflops = c.result().metric_value(name + "/flop_rate");
   if (gflops <= 0) return;
   c.add_metric(derived_metric(name + "/tflop_rate", label + " rate", "TFLOP/s", gflops * 1e-3, true, true,
                               MetricRole::performance));
   if (!c.session().has_gpu()) return;
   const GpuSummary& gpu = c.session().gpu();
-  double clock = metric_value(c.result(), name + "/sm_clock");
+  double clock = c.result().metric_value(name + "/sm_clock");
   if (clock <= 0) clock = gpu.sm_clock_max_mhz;
   const int lanes = microbench::fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
   if (clock <= 0 || lanes <= 0) return;
@@ -149,10 +149,6 @@ std::int64_t block_rows_for(std::int64_t blocks) {
   return 1;
 }
 
-double metric_value(const Result& r, const std::string& tag) {
-  const Metric* m = r.find_metric(tag);
-  return m ? m->value : 0.0;
-}
 
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
   template std::size_t operand_bytes<T>(const Shape&, int);                                                        \

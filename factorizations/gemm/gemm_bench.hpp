@@ -83,6 +83,5 @@ void add_rate_metrics(Case& c, const std::string& name, const std::string& label
 // as square as it gets (4 q² blocks: exactly 64q × 64q).
 std::int64_t block_rows_for(std::int64_t blocks);
 
-double metric_value(const Result& r, const std::string& tag);  // 0 when absent
 
 }  // namespace gpufact::factorizations::gemm_bench

@@ -27,7 +27,6 @@
 namespace gpufact::factorizations {
 namespace {
 
-using gemm_bench::metric_value;
 
 // volkov08 Table 2, GeForce 8800GTX, GFLOP/s (its arithmetic peak: 128 lanes × 1.35 GHz × 2).
 constexpr double kPaperArithmeticPeak = 345.6;
@@ -65,11 +64,11 @@ void add_estimate(Case& c, Op tb) {
     return;
   }
   const GpuSummary& gpu = c.session().gpu();
-  const double clock = metric_value(r, "smem_fma/sm_clock") > 0 ? metric_value(r, "smem_fma/sm_clock")
+  const double clock = r.metric_value("smem_fma/sm_clock") > 0 ? r.metric_value("smem_fma/sm_clock")
                                                                   : gpu.sm_clock_max_mhz;
   const int lanes = microbench::fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
   ThroughputInputs in;
-  in.smem_fma_gflops = metric_value(r, "smem_fma/flop_rate");
+  in.smem_fma_gflops = r.metric_value("smem_fma/flop_rate");
   in.fma_peak_gflops = microbench::fp32_peak_gflops(gpu.sm_count, lanes, clock);
   in.issue_ginstr = static_cast<double>(gpu.sm_count) * 128.0 * clock * 1e-3;
   const LoopMix& mix = it->second;
@@ -158,9 +157,9 @@ void summarize_table2(Summary& s) {
       const std::string kernel = r->axes.value("kernel", std::string());
       const auto add = [&](const std::string& column, const std::string& tag_prefix, bool per_trans) {
         const std::string key = per_trans ? trans + "/" + column : column;
-        const double tflops = metric_value(*r, tag_prefix + "/tflop_rate");
+        const double tflops = r->metric_value(tag_prefix + "/tflop_rate");
         if (tflops <= 0 || !seen.insert(key).second) return;
-        const double pct = metric_value(*r, tag_prefix + "/percent_of_peak");
+        const double pct = r->metric_value(tag_prefix + "/percent_of_peak");
         row[key] = {{"tflop_rate", tflops}, {"percent_of_peak", pct}};
         d.metrics.push_back(derived_metric(key + "/tflop_rate", key + " rate", "TFLOP/s", tflops, true, false));
         Metric p = derived_metric(key + "/percent_of_peak", key + " / FP32 FMA peak", "%", pct, true, true);

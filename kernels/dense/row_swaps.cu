@@ -1,6 +1,7 @@
 #include "kernels/dense/row_swaps.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -22,34 +23,28 @@ __device__ __forceinline__ T& at(T* a, std::int64_t ld, bool row_major, std::int
   return row_major ? a[r * ld + c] : a[r + c * ld];
 }
 
-template <class T>
+// Where swap k sends row first_row + k: a host list of absolute rows passed by value, or getrf's
+// 1-based pivots relative to first_row read from the device.
+struct ListTarget {
+  SwapList list;
+  __device__ std::int64_t operator()(std::int64_t k) const { return list.target[k]; }
+};
+struct PivotTarget {
+  const std::int64_t* ipiv;
+  std::int64_t first_row;
+  __device__ std::int64_t operator()(std::int64_t k) const { return first_row + ipiv[k] - 1; }
+};
+
+// A thread per column applies the swaps in order.
+template <class T, class Target>
 __global__ void apply_row_swaps_kernel(T* a, std::int64_t ld, bool row_major, std::int64_t cols,
                                        std::int64_t skip_begin, std::int64_t skip_end, std::int64_t first_row,
-                                       SwapList swaps) {
-  for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; c < cols;
-       c += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    if (c >= skip_begin && c < skip_end) continue;
-    for (int k = 0; k < swaps.count; ++k) {
-      const std::int64_t r = first_row + k, p = swaps.target[k];
-      if (p == r) continue;
-      T& x = at(a, ld, row_major, r, c);
-      T& y = at(a, ld, row_major, p, c);
-      const T t = x;
-      x = y;
-      y = t;
-    }
-  }
-}
-
-template <class T>
-__global__ void apply_row_swaps_device_kernel(T* a, std::int64_t ld, bool row_major, std::int64_t cols,
-                                              std::int64_t skip_begin, std::int64_t skip_end, std::int64_t first_row,
-                                              const std::int64_t* ipiv, std::int64_t count) {
+                                       std::int64_t count, Target target) {
   for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; c < cols;
        c += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     if (c >= skip_begin && c < skip_end) continue;
     for (std::int64_t k = 0; k < count; ++k) {
-      const std::int64_t r = first_row + k, p = first_row + ipiv[k] - 1;
+      const std::int64_t r = first_row + k, p = target(k);
       if (p == r) continue;
       T& x = at(a, ld, row_major, r, c);
       T& y = at(a, ld, row_major, p, c);
@@ -147,8 +142,8 @@ void apply(T* a, std::int64_t ld, bool row_major, std::int64_t cols, std::int64_
   SwapList list{};
   list.count = count;
   std::copy(targets, targets + count, list.target);
-  apply_row_swaps_kernel<T><<<blocks_for(cols), kThreads, 0, stream>>>(a, ld, row_major, cols, skip_begin, skip_end,
-                                                                       first_row, list);
+  apply_row_swaps_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(a, ld, row_major, cols, skip_begin, skip_end,
+                                                                    first_row, std::int64_t{count}, ListTarget{list});
   GPUFACT_CHECK_LAUNCH();
 }
 
@@ -158,9 +153,7 @@ void apply_device(T* a, std::int64_t ld, bool row_major, std::int64_t cols, std:
                   cudaStream_t stream) {
   if (count <= 0 || cols <= 0) return;
   if (!row_major && count <= kPermuteMaxCount) {
-    int device = 0, sms = 0;
-    GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
-    GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = current_device_sm_count();
     // A few blocks per SM: each replays the swaps once, then takes every gridDim-th column.
     const int blocks = static_cast<int>(std::clamp<std::int64_t>(cols, 1, std::int64_t{4} * std::max(sms, 1)));
     const int n = static_cast<int>(count);
@@ -169,8 +162,8 @@ void apply_device(T* a, std::int64_t ld, bool row_major, std::int64_t cols, std:
     GPUFACT_CHECK_LAUNCH();
     return;
   }
-  apply_row_swaps_device_kernel<T><<<blocks_for(cols), kThreads, 0, stream>>>(a, ld, row_major, cols, skip_begin,
-                                                                              skip_end, first_row, ipiv, count);
+  apply_row_swaps_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(a, ld, row_major, cols, skip_begin, skip_end,
+                                                                    first_row, count, PivotTarget{ipiv, first_row});
   GPUFACT_CHECK_LAUNCH();
 }
 

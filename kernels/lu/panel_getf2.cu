@@ -1,6 +1,7 @@
 #include "kernels/lu/panel_getf2.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 
 #include <cooperative_groups.h>
 
@@ -137,11 +138,9 @@ __global__ void __launch_bounds__(kThreads) grid_sync_loop_kernel(int rounds) {
 }
 
 int co_resident_blocks(const void* kernel) {
-  int dev = 0, sms = 0, per_sm = 0;
-  GPUFACT_CUDA_CHECK(cudaGetDevice(&dev));
-  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int per_sm = 0;
   GPUFACT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  return sms * per_sm;
+  return current_device_sm_count() * per_sm;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "kernels/memory/copy.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -147,13 +148,6 @@ unsigned grid_stride_blocks(std::size_t n, unsigned threads) {
   return static_cast<unsigned>(b == 0 ? 1 : (b < 65536 ? b : 65536));
 }
 
-int sm_count() {
-  int dev = 0, sms = 0;
-  GPUFACT_CUDA_CHECK(cudaGetDevice(&dev));
-  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return sms;
-}
-
 // Blocks for a streaming kernel over n vectors: one chunk each (full grid), or one resident wave.
 template <class Kernel>
 unsigned stream_blocks(Kernel kernel, std::size_t n, int unroll, bool full_grid) {
@@ -166,7 +160,7 @@ unsigned stream_blocks(Kernel kernel, std::size_t n, int unroll, bool full_grid)
     GPUFACT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, 0));
     it = occupancy.emplace(reinterpret_cast<const void*>(kernel), blocks).first;
   }
-  const std::size_t wave = static_cast<std::size_t>(sm_count()) * static_cast<std::size_t>(it->second);
+  const std::size_t wave = static_cast<std::size_t>(current_device_sm_count()) * static_cast<std::size_t>(it->second);
   return static_cast<unsigned>(chunks < wave ? (chunks == 0 ? 1 : chunks) : wave);
 }
 
@@ -236,7 +230,7 @@ StreamConfig parse_stream_config(const std::string& name) {
 
 void launch_copy_bytewise(const void* src, void* dst, std::size_t bytes, cudaStream_t stream) {
   if (bytes == 0) return;
-  const std::size_t cap = static_cast<std::size_t>(sm_count()) * 8;
+  const std::size_t cap = static_cast<std::size_t>(current_device_sm_count()) * 8;
   const std::size_t needed = (bytes + kThreads - 1) / kThreads;
   copy_bytes_kernel<<<static_cast<unsigned>(needed < cap ? needed : cap), kThreads, 0, stream>>>(
       static_cast<const unsigned char*>(src), static_cast<unsigned char*>(dst), bytes);

@@ -829,36 +829,24 @@ void apply_h_shape(const T* panel, std::int64_t lda, std::int64_t rows, int widt
                    std::int64_t ldc, std::int64_t cols, bool transpose, QtReduction reduction, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((rows + BR - 1) / BR), static_cast<unsigned>((cols + BC - 1) / BC));
   const std::size_t bytes = apply_h_smem_bytes<T, BR, BC>(reduction);
-  require_smem(bytes, "apply_qt_h");
   switch (reduction) {
-    case QtReduction::smem_parallel: {
-      require_threads<apply_h_smem_parallel<T, BR, BC>>(BR, "apply_qt_h smem_parallel");
-      apply_h_smem_parallel<T, BR, BC><<<grid, BR, bytes, stream>>>(panel, lda, rows, width, tau, tau_ld, c, ldc,
-                                                                     cols, transpose);
-      break;
-    }
-    case QtReduction::register_serial: {
-      require_threads<apply_h_register_serial<T, BR, BC, false>>(RegisterLayout<BR, BC>::threads,
-                                                                 "apply_qt_h register_serial");
-      apply_h_register_serial<T, BR, BC, false><<<grid, RegisterLayout<BR, BC>::threads, bytes, stream>>>(
-          panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
-      break;
-    }
-    case QtReduction::register_serial_transposed: {
-      require_threads<apply_h_register_serial<T, BR, BC, true>>(RegisterLayout<BR, BC>::threads,
-                                                                "apply_qt_h register_serial_transposed");
-      apply_h_register_serial<T, BR, BC, true><<<grid, RegisterLayout<BR, BC>::threads, bytes, stream>>>(
-          panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
-      break;
-    }
-    case QtReduction::smem_combined: {
-      require_threads<apply_h_smem_combined<T, BR, BC>>(CombinedLayout<BR, BC>::threads, "apply_qt_h smem_combined");
-      apply_h_smem_combined<T, BR, BC><<<grid, CombinedLayout<BR, BC>::threads, bytes, stream>>>(
-          panel, lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
-      break;
-    }
+    case QtReduction::smem_parallel:
+      return launch_checked<apply_h_smem_parallel<T, BR, BC>>("apply_qt_h smem_parallel", grid, BR, bytes, stream,
+                                                               panel, lda, rows, width, tau, tau_ld, c, ldc, cols,
+                                                               transpose);
+    case QtReduction::register_serial:
+      return launch_checked<apply_h_register_serial<T, BR, BC, false>>(
+          "apply_qt_h register_serial", grid, RegisterLayout<BR, BC>::threads, bytes, stream, panel, lda, rows, width,
+          tau, tau_ld, c, ldc, cols, transpose);
+    case QtReduction::register_serial_transposed:
+      return launch_checked<apply_h_register_serial<T, BR, BC, true>>(
+          "apply_qt_h register_serial_transposed", grid, RegisterLayout<BR, BC>::threads, bytes, stream, panel, lda,
+          rows, width, tau, tau_ld, c, ldc, cols, transpose);
+    case QtReduction::smem_combined:
+      return launch_checked<apply_h_smem_combined<T, BR, BC>>("apply_qt_h smem_combined", grid,
+                                                               CombinedLayout<BR, BC>::threads, bytes, stream, panel,
+                                                               lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
   }
-  GPUFACT_CHECK_LAUNCH();
 }
 
 // apply_qt_tree: the reflectors below R_0 ((K − w) × w), the K-row tile, the w taus.

@@ -226,10 +226,6 @@ void run_tune(Case& c) {
   for (float beta : {1.0f, 0.0f}) verify_run(c, o, spec.label, 1.0f, beta, Written::all, !is_cublas, blas, gemm);
 }
 
-double metric_value(const Result& r, const std::string& tag) {
-  const Metric* m = r.find_metric(tag);
-  return m ? m->value : 0.0;
-}
 
 // Best configuration per (trans, shape, size) against cuBLAS, and the tuning table built from it.
 void summarize_tune(Summary& s) {
@@ -244,7 +240,7 @@ void summarize_tune(Summary& s) {
     const auto key = std::make_tuple(r.axes.value("trans", ""), r.axes.value("shape", ""),
                                      r.axes.value("size", std::int64_t{0}));
     const std::string config = r.axes.value("config", "");
-    const double rate = metric_value(r, "gemm/flop_rate");
+    const double rate = r.metric_value("gemm/flop_rate");
     Best& b = best[key];
     b.m = r.data.value("m", std::int64_t{0});
     b.n = r.data.value("n", std::int64_t{0});
@@ -345,7 +341,7 @@ void summarize_triangular(Summary& s) {
     if (r.status != Status::passed) continue;
     const Key key{r.axes.value("n", std::int64_t{0}), r.axes.value("k", std::int64_t{0}), r.axes.value("uplo", ""),
                   r.axes.value("operands", "")};
-    rates[key][r.axes.value("variant", "")] = metric_value(r, "update/flop_rate");
+    rates[key][r.axes.value("variant", "")] = r.metric_value("update/flop_rate");
   }
   for (const auto& [key, by_variant] : rates) {
     const auto full = by_variant.find("full_gemm");

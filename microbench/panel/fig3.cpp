@@ -32,10 +32,6 @@ namespace {
 
 constexpr double kTolerance = 30.0;  // MAGMA testers' threshold for ‖PA − LU‖/(n‖A‖ε)
 
-double median_of(const Result& r, const std::string& tag) {
-  const Metric* m = r.find_metric(tag);
-  return m ? m->value : 0.0;
-}
 
 void run_panel(Case& c) {
   const std::int64_t m = c.integer("m"), n = c.integer("n");
@@ -217,11 +213,12 @@ void run_panel(Case& c) {
     if (metric.tag.rfind("launch", 0) == 0 || metric.tag.rfind("stream/", 0) == 0 ||
         metric.tag.rfind("gridsync", 0) == 0)
       metric.headline = false;
-  const double launch_s = (median_of(res, "launch" + std::to_string(kLaunches) + "/time") - median_of(res, "launch1/time")) /
-                          (kLaunches - 1);
+  const double launch_s =
+      (res.metric_value("launch" + std::to_string(kLaunches) + "/time") - res.metric_value("launch1/time")) /
+      (kLaunches - 1);
   const double barrier_s =
-      (median_of(res, "gridsync" + std::to_string(kRounds + 1) + "/time") - median_of(res, "gridsync1/time")) / kRounds;
-  const double bandwidth = median_of(res, "stream/bandwidth") * 1e9;
+      (res.metric_value("gridsync" + std::to_string(kRounds + 1) + "/time") - res.metric_value("gridsync1/time")) / kRounds;
+  const double bandwidth = res.metric_value("stream/bandwidth") * 1e9;
   res.data["model_inputs"] = {{"launch_overhead_us", launch_s * 1e6},
                               {"bandwidth_gbs", bandwidth * 1e-9},
                               {"grid_barrier_us", barrier_s * 1e6},
