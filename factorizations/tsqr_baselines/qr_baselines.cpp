@@ -72,6 +72,8 @@ void run_method(Case& c, const CaseInput& in) {
   c.result().data["method"] = method.label;
   if (method.needs.gpu && !c.session().has_gpu())
     c.skip(method.name + " needs a GPU: " + c.session().system().gpu_unavailable);
+  if (method.max_width > 0 && n > method.max_width)
+    c.skip(method.name + " factors at most " + std::to_string(method.max_width) + " columns; n = " + std::to_string(n));
   const double flops = qr_explicit_flops(m, n);
   if (method.needs.memory == QrMemory::host && in.host_flop_limit > 0 && flops > in.host_flop_limit) {
     std::ostringstream why;

@@ -9,6 +9,7 @@
 #include "core/linalg/host_blas.hpp"
 #include "factorizations/caqr/caqr.hpp"
 #include "factorizations/caqr/caqr_tuning.hpp"
+#include "factorizations/caqr/tsqr_register.hpp"
 #include "kernels/qr/caqr_kernels.cuh"
 #include "kernels/qr/householder_blas2.cuh"
 
@@ -236,6 +237,37 @@ class CaqrQrPlan final : public QrPlan<T> {
   CaqrPlan<T> plan_;
 };
 
+// Register TSQR (factorizations/caqr/tsqr_register.hpp) for panels up to 32 wide: A only read,
+// R written by the factor launch (leaves and tree), Q by one launch per tree level.
+template <class T>
+class TsqrRegisterQrPlan final : public QrPlan<T> {
+ public:
+  TsqrRegisterQrPlan(std::int64_t m, std::int64_t n) : plan_(m, n) {}
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    plan_.factor(a, lda, r, ldr, s);
+    plan_.form_q(q, ldq, s);
+  }
+  std::string failure(cudaStream_t s) override {
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    return {};
+  }
+  std::vector<QrPhaseTime> phase_breakdown(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r,
+                                           std::int64_t ldr, cudaStream_t s) override {
+    Event start, factored, done;
+    start.record(s);
+    plan_.factor(a, lda, r, ldr, s);
+    factored.record(s);
+    plan_.form_q(q, ldq, s);
+    done.record(s);
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    return {{"factor_and_tree", 0, Event::elapsed_seconds(start, factored), 1},
+            {"form_q", 0, Event::elapsed_seconds(factored, done), plan_.tree().levels + 1}};
+  }
+
+ private:
+  TsqrRegisterPlan<T> plan_;
+};
+
 // LAPACK geqrf + orgqr (OpenBLAS) on the host, all online cores, host memory, no transfers.
 template <class T>
 class OpenblasPlan final : public QrPlan<T> {
@@ -286,6 +318,12 @@ std::vector<QrMethod<T>> make_table() {
                 CaqrPlan<T>::workspace_bytes(m, n, CaqrQrPlan<T>::options(m, n, CaqrKernels::blocked));
        },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrQrPlan<T>>(m, n, CaqrKernels::blocked); }},
+      {"tsqr_register", "TSQR, register-resident blocks (GPU, n <= 32)", {true, QrMemory::device}, false,
+       [bytes](std::int64_t m, std::int64_t n) {
+         return bytes(0) + (n <= kernels::kTsqrMaxWidth ? TsqrRegisterPlan<T>::workspace_bytes(m, n) : 0);
+       },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<TsqrRegisterQrPlan<T>>(m, n); },
+       kernels::kTsqrMaxWidth},
       {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
        [](std::int64_t, std::int64_t) { return std::size_t{0}; },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<OpenblasPlan<T>>(m, n); }},

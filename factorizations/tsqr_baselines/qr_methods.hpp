@@ -62,6 +62,7 @@ struct QrMethod {
   // Device memory the plan allocates beyond A, Q and R (an estimate for require_device_memory).
   std::function<std::size_t(std::int64_t m, std::int64_t n)> workspace_bytes;
   std::function<std::unique_ptr<QrPlan<T>>(std::int64_t m, std::int64_t n)> prepare;
+  std::int64_t max_width = 0;  // widest n the method factors (0: any)
 };
 
 // The table, in display order.

@@ -1,0 +1,369 @@
+#include "kernels/qr/tsqr_register.cuh"
+
+#include "core/cuda/check.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace gpufact::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+template <class T, int W>
+struct Shape {
+  // 64 FP32 or 32 FP64 entries per thread: ~64 data registers, two blocks per SM.
+  static constexpr int rows_per_thread = (sizeof(T) == 4 ? 64 : 32) / W;
+  static constexpr int block_rows = kThreads * rows_per_thread;
+  static constexpr int log_width = W == 16 ? 4 : 5;
+};
+
+// Per-warp column sums and row j of the block, both double-buffered across reflectors: a warp
+// that runs ahead into the next reflector writes the other buffer, so one barrier per reflector
+// suffices.
+template <class T, int W>
+struct Scratch {
+  T partial[2][kWarps][W];
+  T pivot[2][W];
+};
+
+// One stage of the transposed butterfly per H (W/2, W/4, …, 1): the lane keeps H of its values
+// and adds its partner's (lane ^ offset) copy of the same H.
+template <class T, int W, int H>
+__device__ __forceinline__ void butterfly(T (&p)[W], int lane) {
+  if constexpr (H >= 1) {
+    constexpr int offset = 32 * H / W;
+    const bool upper = (lane & offset) != 0;
+#pragma unroll
+    for (int i = 0; i < H; ++i) {
+      const T send = upper ? p[i] : p[i + H];
+      const T keep = upper ? p[i + H] : p[i];
+      p[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
+    }
+    butterfly<T, W, H / 2>(p, lane);
+  }
+}
+
+// Block-wide sums of each of the W columns of p (one value per thread and column). Within a
+// warp a transposed butterfly: at each stage a lane keeps half of its values and adds its
+// partner's copy of the same half, so W columns cost about W shuffles, not 5·W; lane L then
+// holds column L >> (5 − log W). After one barrier every warp adds up the warps' partials
+// itself: the result, column L mod W, is in lane L (column_sum reads it).
+template <class T, int W>
+__device__ __forceinline__ T block_column_sums(T (&p)[W], Scratch<T, W>& s, int parity) {
+  constexpr int kShift = 5 - Shape<T, W>::log_width;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  butterfly<T, W, W / 2>(p, lane);
+  T x = p[0];
+#pragma unroll
+  for (int offset = (1 << kShift) >> 1; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  if ((lane & ((1 << kShift) - 1)) == 0) s.partial[parity][warp][lane >> kShift] = x;
+  __syncthreads();
+  T sum = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) sum += s.partial[parity][w][lane % W];
+  return sum;
+}
+
+template <class T>
+__device__ __forceinline__ T column_sum(T sums, int k) {
+  return __shfl_sync(0xffffffffu, sums, k);
+}
+
+// Thread t holds rows t + i·kThreads of the block in x[i]; rows ≥ `rows` and columns ≥ n are zero.
+template <class T, int W>
+using Rows = T[Shape<T, W>::rows_per_thread][W];
+
+template <class T, int W, bool kFresh>
+__device__ __forceinline__ void load_rows(Rows<T, W>& x, const T* src, std::int64_t ld, int rows, int n) {
+#pragma unroll
+  for (int i = 0; i < Shape<T, W>::rows_per_thread; ++i) {
+    const int r = threadIdx.x + i * kThreads;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const bool in = r < rows && k < n;
+      // kFresh: written by another block of this launch, so past L1 (ld.cg).
+      x[i][k] = in ? (kFresh ? __ldcg(src + r + k * ld) : src[r + k * ld]) : T(0);
+    }
+  }
+}
+
+template <class T, int W>
+__device__ __forceinline__ void store_rows(const Rows<T, W>& x, T* dst, std::int64_t ld, int rows, int n) {
+#pragma unroll
+  for (int i = 0; i < Shape<T, W>::rows_per_thread; ++i) {
+    const int r = threadIdx.x + i * kThreads;
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (r < rows && k < n) dst[r + k * ld] = x[i][k];
+  }
+}
+
+// R (the top n rows, zeros below the diagonal) to dst; rows 0 … n−1 live in x[0] of threads 0 … n−1.
+template <class T, int W>
+__device__ __forceinline__ void store_r(const Rows<T, W>& x, T* dst, std::int64_t ld, int n) {
+  const int t = threadIdx.x;
+  if (t >= n) return;
+#pragma unroll
+  for (int k = 0; k < W; ++k)
+    if (k < n) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
+}
+
+// Householder QR (geqr2) of the block in x: R on and above the diagonal, v below, taus to tau.
+// The reflector loop is not unrolled: fully unrolled, a 32-wide panel's code outgrows the
+// instruction cache and every reflector then waits on instruction fetch. Column j is picked out
+// of the registers by compile-time selects instead of a dynamic index (which would put x in
+// local memory).
+template <class T, int W>
+__device__ __forceinline__ void factor_block(Rows<T, W>& x, int n, T* tau, Scratch<T, W>& s) {
+  constexpr int R = Shape<T, W>::rows_per_thread;
+  const int t = threadIdx.x;
+#pragma unroll 1
+  for (int j = 0; j < n; ++j) {
+    // Column j of this thread's rows strictly below the diagonal (zero elsewhere).
+    T below[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      T c = T(0);
+#pragma unroll
+      for (int k = 0; k < W; ++k)
+        if (k == j) c = x[i][k];
+      below[i] = t + i * kThreads > j ? c : T(0);
+    }
+    // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
+    T p[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      p[k] = T(0);
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+        if (k < n) p[k] += below[i] * x[i][k];
+    }
+    T* pivot = s.pivot[j & 1];
+    if (t == j) {
+#pragma unroll
+      for (int k = 0; k < W; ++k) pivot[k] = x[0][k];
+    }
+    const T sums = block_column_sums<T, W>(p, s, j & 1);
+    const T alpha = pivot[j], sigma = column_sum(sums, j);
+    T tau_j = 0, beta = alpha, scale = 0;
+    if (sigma != T(0)) {
+      const T norm = sqrt(alpha * alpha + sigma);
+      beta = alpha >= T(0) ? -norm : norm;
+      tau_j = (beta - alpha) / beta;
+      scale = T(1) / (alpha - beta);
+    }
+    // τ·w_k with w_k = vᵀx_k = x[j][k] + scale·Σ_{r>j} x[r][j]·x[r][k], for k > j (zero elsewhere).
+    T tw[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const T w = tau_j * (pivot[k] + column_sum(sums, k) * scale);
+      tw[k] = k > j ? w : T(0);
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const bool is_below = t + i * kThreads > j;
+      const T v = below[i] * scale;
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        if (k < n) x[i][k] -= v * tw[k];
+        if (k == j && is_below) x[i][k] = v;
+      }
+    }
+    if (t == j) {
+#pragma unroll
+      for (int k = 0; k < W; ++k) x[0][k] = k == j ? beta : x[0][k] - tw[k];
+    }
+    if (t == 0) tau[j] = tau_j;
+  }
+}
+
+// x ← H_0 H_1 … H_{n−1} x, the block's reflectors (v below the diagonal of `v`, `rows` rows).
+template <class T, int W>
+__device__ __forceinline__ void apply_q_block(Rows<T, W>& x, const T* v, std::int64_t ldv, int rows, int n,
+                                              const T* tau, Scratch<T, W>& s) {
+  constexpr int R = Shape<T, W>::rows_per_thread;
+  const int t = threadIdx.x;
+#pragma unroll 1
+  for (int j = n - 1; j >= 0; --j) {
+    T vr[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int r = t + i * kThreads;
+      vr[i] = r == j ? T(1) : (r > j && r < rows ? v[r + j * ldv] : T(0));
+    }
+    T p[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      p[k] = T(0);
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+        if (k < n) p[k] += vr[i] * x[i][k];
+    }
+    const T sums = block_column_sums<T, W>(p, s, j & 1);
+    const T tau_j = tau[j];
+    T tw[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) tw[k] = tau_j * column_sum(sums, k);
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int k = 0; k < W; ++k)
+        if (k < n) x[i][k] -= vr[i] * tw[k];
+  }
+}
+
+__device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTreeArgs& tree) {
+  return leaf * tree.m / tree.nodes[0];
+}
+
+template <class T, int W>
+__global__ void __launch_bounds__(kThreads, W == 16 ? 2 : 1)
+    tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
+                       T* r, std::int64_t ldr, const TsqrTreeArgs tree) {
+  __shared__ Scratch<T, W> s;
+  __shared__ int last;
+  const int n = tree.n;
+  const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n;
+  Rows<T, W> x;
+
+  int node = blockIdx.x;
+  const std::int64_t row0 = leaf_row(node, tree);
+  load_rows<T, W, false>(x, a + row0, lda, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
+  factor_block<T, W>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s);
+  store_rows<T, W>(x, v + row0, ldv, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
+
+  for (int level = 0;; ++level) {
+    if (level == tree.levels) {
+      store_r<T, W>(x, r, ldr, n);
+      return;
+    }
+    const int parent = node / tree.fan_in;
+    T* stack = stacks + tree.stack_offset[level + 1] + static_cast<std::int64_t>(parent) * stack_ld * n;
+    store_r<T, W>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
+    const int kids = min(tree.fan_in, tree.nodes[level] - parent * tree.fan_in);
+    // Publish this block's R, then count it in; the last of the node's children factors the node.
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+      last = atomicAdd(counters + tree.counter_offset[level + 1] + parent, 1u) + 1 == static_cast<unsigned>(kids);
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    node = parent;
+    load_rows<T, W, true>(x, stack, stack_ld, kids * n, n);
+    factor_block<T, W>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s);
+    store_rows<T, W>(x, stack, stack_ld, kids * n, n);
+  }
+}
+
+// One tree level of the explicit Q, root first: each node's top n rows come from its slot of the
+// parent's output (the identity at the root), the rest are zero; the node's reflectors are applied
+// and the result goes to the node's output stack (tree levels) or to Q (leaves).
+template <class T, int W>
+__global__ void __launch_bounds__(kThreads, W == 16 ? 2 : 1)
+    tsqr_form_q_kernel(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
+                       std::int64_t ldq, const TsqrTreeArgs tree, int level) {
+  __shared__ Scratch<T, W> s;
+  const int n = tree.n, node = blockIdx.x, t = threadIdx.x;
+  const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n, stack_size = stack_ld * n;
+  Rows<T, W> x;
+#pragma unroll
+  for (int i = 0; i < Shape<T, W>::rows_per_thread; ++i)
+#pragma unroll
+    for (int k = 0; k < W; ++k) x[i][k] = T(0);
+  if (level == tree.levels) {
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (k == t && k < n) x[0][k] = T(1);
+  } else if (t < n) {
+    const int parent = node / tree.fan_in;
+    const T* top = q_stacks + tree.stack_offset[level + 1] + parent * stack_size + (node % tree.fan_in) * n;
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (k < n) x[0][k] = top[t + k * stack_ld];
+  }
+  const T* node_tau = tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * n;
+  if (level == 0) {
+    const std::int64_t row0 = leaf_row(node, tree);
+    const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
+    apply_q_block<T, W>(x, v + row0, ldv, rows, n, node_tau, s);
+    store_rows<T, W>(x, q + row0, ldq, rows, n);
+  } else {
+    const int rows = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n;
+    apply_q_block<T, W>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s);
+    store_rows<T, W>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
+  }
+}
+
+template <class T>
+void check_tree(const TsqrTreeArgs& tree) {
+  const int w = tsqr_register_width(tree.n);
+  if (w == 0)
+    throw std::invalid_argument("register TSQR: " + std::to_string(tree.n) + " columns; it factors 1 … " +
+                                std::to_string(kTsqrMaxWidth));
+  if (tree.levels < 0 || tree.levels > kTsqrMaxLevels || tree.nodes[tree.levels] != 1 || tree.nodes[0] < 1)
+    throw std::invalid_argument("register TSQR: malformed tree (levels " + std::to_string(tree.levels) + ")");
+  if ((tree.m + tree.nodes[0] - 1) / tree.nodes[0] > tsqr_register_block_rows<T>(w))
+    throw std::invalid_argument("register TSQR: " + std::to_string(tree.nodes[0]) + " leaves cannot hold " +
+                                std::to_string(tree.m) + " rows");
+}
+
+}  // namespace
+
+int tsqr_register_width(int n) {
+  if (n < 1 || n > kTsqrMaxWidth) return 0;
+  return n <= 16 ? 16 : 32;
+}
+
+template <class T>
+int tsqr_register_block_rows(int width) {
+  switch (width) {
+    case 16: return Shape<T, 16>::block_rows;
+    case 32: return Shape<T, 32>::block_rows;
+    default: return 0;
+  }
+}
+
+template <class T>
+void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
+                                 unsigned* counters, T* r, std::int64_t ldr, const TsqrTreeArgs& tree,
+                                 cudaStream_t stream) {
+  check_tree<T>(tree);
+  if (tree.levels > 0)
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof(unsigned) * tree.counter_offset[tree.levels] +
+                                                        sizeof(unsigned) * tree.nodes[tree.levels], stream));
+  const dim3 grid(static_cast<unsigned>(tree.nodes[0]));
+  switch (tsqr_register_width(tree.n)) {
+    case 16: tsqr_factor_kernel<T, 16><<<grid, kThreads, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree); break;
+    default: tsqr_factor_kernel<T, 32><<<grid, kThreads, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree); break;
+  }
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
+                                 std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream) {
+  check_tree<T>(tree);
+  for (int level = tree.levels; level >= 0; --level) {
+    const dim3 grid(static_cast<unsigned>(tree.nodes[level]));
+    switch (tsqr_register_width(tree.n)) {
+      case 16: tsqr_form_q_kernel<T, 16><<<grid, kThreads, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level); break;
+      default: tsqr_form_q_kernel<T, 32><<<grid, kThreads, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level); break;
+    }
+    GPUFACT_CHECK_LAUNCH();
+  }
+}
+
+#define GPUFACT_INSTANTIATE(T)                                                                                     \
+  template int tsqr_register_block_rows<T>(int);                                                                  \
+  template void launch_tsqr_register_factor<T>(const T*, std::int64_t, T*, std::int64_t, T*, T*, unsigned*, T*,    \
+                                               std::int64_t, const TsqrTreeArgs&, cudaStream_t);                  \
+  template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \
+                                               const TsqrTreeArgs&, cudaStream_t);
+GPUFACT_INSTANTIATE(float)
+GPUFACT_INSTANTIATE(double)
+#undef GPUFACT_INSTANTIATE
+
+}  // namespace gpufact::kernels

@@ -1,0 +1,61 @@
+// TSQR with each block held in registers: one launch factors every leaf block and the whole
+// reduction tree, one launch per tree level forms the explicit Q. For panels up to 32 columns.
+//
+// Beyond anderson10's 64×16 blocks in shared memory (§IV.B): a block of 256 threads keeps up to
+// 64 (FP32) or 32 (FP64) entries per thread in registers, i.e. 1024 rows of a 16-wide panel, so
+// a 10⁶-row panel has ~1000 leaves and a two-level tree. Each reflector costs one block-wide
+// reduction of the panel's columns (a transposed butterfly of warp shuffles, then one shared
+// memory pass): one barrier per column. The tree runs in the factor launch itself: the
+// last block to finish among a node's children factors the node (threadfence + arrival counter),
+// so no block waits for another and nothing depends on co-residency.
+//
+// Layout: leaf c owns rows [c·m/leaves, (c+1)·m/leaves) of A (at least 128 rows, at most the
+// block's capacity). Its R (n × n, zeros below) goes to slot c mod fan_in of its parent's
+// stack; a node's stack is fan_in·n rows × n, column-major, leading dimension fan_in·n. The
+// root's R goes to the output. Householder convention: LAPACK's (v(j) = 1 implicit,
+// β = −sign(α)‖x‖, τ = 0 when nothing lies below the diagonal entry).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace gpufact::kernels {
+
+constexpr int kTsqrMaxLevels = 8;
+constexpr int kTsqrMaxWidth = 32;
+
+// The tree (factorizations/caqr/tsqr_register.hpp builds it). Offsets are in elements.
+struct TsqrTreeArgs {
+  std::int64_t m = 0;
+  int n = 0;
+  int fan_in = 0;  // R's stacked per node
+  int levels = 0;  // tree levels above the leaves (0: one leaf, which is the root)
+  int nodes[kTsqrMaxLevels + 1] = {};                  // nodes[0]: leaves
+  std::int64_t stack_offset[kTsqrMaxLevels + 1] = {};  // level ℓ ≥ 1: node p's stack at + p·fan_in·n·n
+  std::int64_t tau_offset[kTsqrMaxLevels + 1] = {};    // level ℓ: node p's n taus at + p·n
+  std::int64_t counter_offset[kTsqrMaxLevels + 1] = {};  // level ℓ ≥ 1: node p's arrival counter
+};
+
+// The register width a panel of n columns runs at (16 or 32), 0 when n > 32 or n < 1.
+int tsqr_register_width(int n);
+// Rows one block holds at that width: 256 threads × (64 / width) rows (FP32), half in FP64.
+template <class T>
+int tsqr_register_block_rows(int width);
+
+// Factors A (m × n, lda ≥ m, only read): V and the leaves' R into v (m × n, ldv ≥ m), the tree's
+// stacks (V and R of each node) into `stacks`, taus into `tau`, the final R (n × n, zeros
+// below) into r. `counters` (one per tree node above the leaves) are zeroed on the stream first.
+template <class T>
+void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
+                                 unsigned* counters, T* r, std::int64_t ldr, const TsqrTreeArgs& tree,
+                                 cudaStream_t stream);
+
+// Q (m × n, ldq ≥ m) ← the first n columns of the orthogonal factor of the last factor call,
+// applying the tree top-down (one launch per level) to the identity. q_stacks: workspace the size
+// of `stacks`.
+template <class T>
+void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
+                                 std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream);
+
+}  // namespace gpufact::kernels

@@ -1,0 +1,108 @@
+// Device tests (label gpu) for the register TSQR: A = QR and QᵀQ = I at shapes with one leaf,
+// one tree level and two (odd row counts, n = 1 … 32, FP32 and FP64), R upper triangular with
+// zeros below, |R|'s diagonal equal to the host's, a zero column (τ = 0) still a valid QR, A left
+// untouched, and repeated calls giving the same answer (arrival counters reset). Skips without a GPU.
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/check.hpp"
+#include "core/linalg/host_blas.hpp"
+#include "factorizations/caqr/caqr_accuracy.hpp"
+#include "factorizations/caqr/tsqr_register.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/caqr_test_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdint>
+#include <vector>
+
+namespace gpufact::factorizations {
+namespace {
+
+template <class T>
+class GpuTsqrRegister : public CaqrDeviceTest<T> {
+ protected:
+  struct Output {
+    HostMatrix<T> q, r;
+  };
+  Output factor(const HostMatrix<T>& a) {
+    const std::int64_t m = a.rows(), n = a.cols();
+    auto da = this->upload(a);
+    auto dq = this->poisoned(static_cast<std::size_t>(m * n));
+    auto dr = this->poisoned(static_cast<std::size_t>(n * n));
+    TsqrRegisterPlan<T> plan(m, n);
+    plan.factor(da.data(), m, dr.data(), n, this->stream_);
+    plan.form_q(dq.data(), m, this->stream_);
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(this->stream_));
+    EXPECT_EQ(this->difference(this->download(da, m, n), a, 1.0), 0.0) << "A must be left untouched";
+    return {this->download(dq, m, n), this->download(dr, n, n)};
+  }
+  void expect_valid_qr(const HostMatrix<T>& a, const Output& o, const char* what) {
+    const auto acc = qr_accuracy<T>(a.view(), o.q.view(), o.r.view());
+    EXPECT_LT(acc.factorization, 10.0) << what << " ‖A−QR‖ in √n ε";
+    EXPECT_LT(acc.orthogonality, 10.0) << what << " ‖I−QᵀQ‖ in √n ε";
+    for (std::int64_t j = 0; j < a.cols(); ++j)
+      for (std::int64_t i = j + 1; i < a.cols(); ++i) EXPECT_EQ(o.r(i, j), T(0)) << what << " R below the diagonal";
+  }
+};
+
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GpuTsqrRegister, Precisions);
+
+TYPED_TEST(GpuTsqrRegister, FactorsEveryTreeDepth) {
+  using T = TypeParam;
+  struct Shape {
+    std::int64_t m, n;
+  };
+  // One leaf; one tree level; two levels (10⁶ × 10 in FP32 has 977 leaves and fan-in 102).
+  for (const Shape s : {Shape{1, 1}, Shape{37, 32}, Shape{300, 16}, Shape{1000, 7}, Shape{5000, 1},
+                        Shape{4097, 16}, Shape{33000, 17}, Shape{110592, 16}, Shape{110592, 32}, Shape{1000000, 10},
+                        Shape{70001, 32}}) {
+    if (s.m < s.n) continue;
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
+    const auto a = this->random(s.m, s.n, 1234 + static_cast<std::uint64_t>(s.m + s.n));
+    const auto out = this->factor(a);
+    this->expect_valid_qr(a, out, "random");
+    // |R_jj| is unique for a full-rank A: compare with LAPACK geqrf's.
+    HostMatrix<T> lapack = a;
+    std::vector<T> tau(static_cast<std::size_t>(s.n));
+    host::geqrf<T>(s.m, s.n, lapack.data(), lapack.ld(), tau.data());
+    double worst = 0;
+    for (std::int64_t j = 0; j < s.n; ++j)
+      worst = std::max(worst, std::abs(std::abs(static_cast<double>(out.r(j, j))) - std::abs(static_cast<double>(lapack(j, j)))) /
+                                  std::abs(static_cast<double>(lapack(0, 0))));
+    EXPECT_LT(worst, 1000 * std::numeric_limits<T>::epsilon()) << "|diag R| vs LAPACK";
+  }
+}
+
+TYPED_TEST(GpuTsqrRegister, ZeroColumnStillGivesAValidQr) {
+  using T = TypeParam;
+  auto a = this->random(20000, 12, 99);
+  for (std::int64_t i = 0; i < a.rows(); ++i) a(i, 5) = T(0);
+  this->expect_valid_qr(a, this->factor(a), "zero column");
+}
+
+TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {
+  using T = TypeParam;
+  const std::int64_t m = 300000, n = 16;
+  const auto a = this->random(m, n, 7);
+  auto da = this->upload(a);
+  DeviceBuffer<T> dq(static_cast<std::size_t>(m * n)), dr(static_cast<std::size_t>(n * n));
+  TsqrRegisterPlan<T> plan(m, n);
+  HostMatrix<T> first_r(n, n);
+  for (int call = 0; call < 3; ++call) {
+    plan.factor(da.data(), m, dr.data(), n, this->stream_);
+    plan.form_q(dq.data(), m, this->stream_);
+    const auto r = this->download(dr, n, n);
+    if (call == 0)
+      first_r = r;
+    else
+      EXPECT_EQ(this->difference(r, first_r, 1.0), 0.0) << "call " << call;
+  }
+  this->expect_valid_qr(a, {this->download(dq, m, n), first_r}, "third call");
+}
+
+}  // namespace
+}  // namespace gpufact::factorizations
