@@ -37,13 +37,18 @@ void cholesky_update_columns(DeviceMatrix<T> d, std::int64_t k0, std::int64_t k1
   if (c1 <= c0 || k <= 0) return;
   if (d.row_major) throw std::invalid_argument("cholesky_update_columns: the matrix must be column-major");
   const UpdateGemmFn<T> gemm = update_gemm_fn<T>(o.gemm);
+  // update_blocks' blocks, walked without building the list: this runs twice per step inside the
+  // factorization loop, which allocates nothing.
+  const std::int64_t step = o.update_block > 0 ? o.update_block : c1 - c0;
   double flops = 0;
-  for (const UpdateBlock& b : update_blocks(c0, c1, o.update_block)) {
-    const double w = static_cast<double>(b.c1 - b.c0);
-    flops += w * (w + 1) * static_cast<double>(k) + 2.0 * static_cast<double>(n - b.c1) * w * static_cast<double>(k);
+  for (std::int64_t b0 = c0; b0 < c1; b0 += step) {
+    const std::int64_t b1 = std::min(c1, b0 + step);
+    const double w = static_cast<double>(b1 - b0);
+    flops += w * (w + 1) * static_cast<double>(k) + 2.0 * static_cast<double>(n - b1) * w * static_cast<double>(k);
   }
   GpuPhase phase(timer, Phase::gpu_compute, s, flops);
-  for (const UpdateBlock& b : update_blocks(c0, c1, o.update_block)) {
+  for (std::int64_t b0 = c0; b0 < c1; b0 += step) {
+    const UpdateBlock b{b0, std::min(c1, b0 + step)};
     const std::int64_t w = b.c1 - b.c0;
     rank_k_lower<T>(o.gemm, w, k, d.at(b.c0, k0), d.ld, d.at(b.c0, b.c0), d.ld, blas, s);
     if (b.c1 < n)

@@ -466,10 +466,11 @@ AxisSpec leaf_axis() {
 AxisSpec panel_axis() {
   return {.name = "panel", .kind = AxisKind::text,
           .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
-                  "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf or "
-                  "recursive (halves down to one-CTA 64 × 64 blocks)",
-          .defaults = "cusolver", .full = "cusolver,tournament,recursive",
-          .choices = {"cusolver", "tournament", "recursive"}};
+                  "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf, "
+                  "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
+                  "nb 0 means 128, 256 from n = 12288)",
+          .defaults = "cusolver", .full = "cusolver,tournament,recursive,fused",
+          .choices = {"cusolver", "tournament", "recursive", "fused"}};
 }
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
@@ -542,7 +543,8 @@ void register_dense(Registry& registry) {
       const std::string& m = p.text("method");
       const std::string& f = p.text("factorization");
       if (f == "qr" && p.text("panel") != "cusolver") return false;
-      if (f == "lu" && p.text("panel") == "recursive") return false;  // Cholesky's diagonal blocks
+      if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused"))
+        return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);
       if (!cholesky_axes_at_default(p)) return false;
       if (p.text("factorization") == "qr")
