@@ -86,7 +86,8 @@ void check_block(std::int64_t n, bool want_inverse, std::uint64_t seed, cudaStre
   ASSERT_EQ(host::potrf(Uplo::lower, n, ref.data(), lda), 0);
   std::vector<T> inv;
   ASSERT_EQ(run_fused<T>(n, a, inv, want_inverse, 0, s, blas), 0);
-  const double eps = std::numeric_limits<T>::epsilon(), tol = 50.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * eps;
+  const double eps = std::numeric_limits<T>::epsilon();
+  const double tol = 50.0 * static_cast<double>(std::max<std::int64_t>(n, 1)) * eps;
   double diff = 0;
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = 0; i < n; ++i) {

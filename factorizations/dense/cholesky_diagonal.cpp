@@ -42,9 +42,9 @@ void factor_fused(cublasHandle_t blas, T* a, std::int64_t lda, std::int64_t w, T
   factor_fused(blas, a, lda, n1, x, ldx, true, scratch, info, offset, s);
   // L21 = A21·X11ᵀ (X11's zero upper triangle makes the full-square GEMM exact), out of place.
   dev::gemm<T>(blas, Op::N, Op::T, n2, n1, n1, T(1), a21, lda, x, ldx, T(0), scratch, n2);
-  GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(a21, static_cast<std::size_t>(lda) * sizeof(T), scratch,
-                                       static_cast<std::size_t>(n2) * sizeof(T), static_cast<std::size_t>(n2) * sizeof(T),
-                                       static_cast<std::size_t>(n1), cudaMemcpyDeviceToDevice, s));
+  const std::size_t column_bytes = static_cast<std::size_t>(n2) * sizeof(T);
+  GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(a21, static_cast<std::size_t>(lda) * sizeof(T), scratch, column_bytes,
+                                       column_bytes, static_cast<std::size_t>(n1), cudaMemcpyDeviceToDevice, s));
   dev::syrk<T>(blas, Uplo::lower, Op::N, n2, n1, T(-1), a21, lda, T(1), a22, lda);
   factor_fused(blas, a22, lda, n2, x22, ldx, want_inverse, scratch, info, offset + static_cast<int>(n1), s);
   if (!want_inverse) return;

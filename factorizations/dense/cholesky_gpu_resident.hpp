@@ -32,7 +32,7 @@ class CholeskyResidentWorkspace : public ResidentContext {
   // matrix (1-based in it). Zeroed once per factorization, read once at its end.
   DeviceBuffer<int> infos;
   // inv(L11) (nb × nb; fused: zeroed once, its strict upper triangle stays zero) and
-  // A21·inv(L11)ᵀ out of place (n × nb)
+  // A21·inv(L11)ᵀ out of place (two n × nb buffers, alternate panels)
   DeviceBuffer<T> inverse, l21;
   DeviceBuffer<T> diagonal_scratch;  // fused with nb > 128: potrf_diagonal_fused's scratch
   PinnedBuffer<int> host_infos;

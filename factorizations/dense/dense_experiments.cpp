@@ -326,7 +326,8 @@ void summarize_fig7(Summary& s) {
     if (r.status != Status::passed) continue;
     // The trsm ablation of the GPU-resident U12 is a row of its own.
     std::string ablation = r.axes.value("u12", "inverse") == "trsm" ? "+trsm" : "";
-    if (r.axes.value("panel", "cusolver") == "tournament") ablation += "+tournament";
+    // So are the panel variants (LU's tournament, Cholesky's recursive and fused diagonals).
+    if (const std::string panel = r.axes.value("panel", "cusolver"); panel != "cusolver") ablation += "+" + panel;
     const std::string p = r.axes.value("precision", ""),
                       key = r.axes.value("method", "") + ablation + "/" + r.axes.value("data", "");
     const std::int64_t n = r.axes.value("n", std::int64_t{0});
@@ -571,7 +572,8 @@ void register_dense(Registry& registry) {
     // One rate plot per factorization (each adds its own beside LU's).
     e.plots = {{.artifact = "volkov08.fig7", .x = "n", .y = "lu/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "LU rates (volkov08 Fig. 7)"},
-               {.artifact = "volkov08.fig7", .x = "n", .y = "cholesky/flop_rate", .series = {"method", "data", "precision"},
+               {.artifact = "volkov08.fig7", .x = "n", .y = "cholesky/flop_rate",
+                .series = {"method", "data", "precision", "panel"},
                 .logx = true, .logy = false, .title = "Cholesky rates (volkov08 Fig. 7)"},
                {.artifact = "volkov08.fig7", .x = "n", .y = "qr/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "QR rates (volkov08 Fig. 7)"},
