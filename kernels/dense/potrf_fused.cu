@@ -159,10 +159,9 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
   __shared__ int failed_at;
   const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
   if (t == 0) failed_at = -1;
-  for (int e = t; e < n * n; e += kThreads) {
-    const int i = e % n, j = e / n;
-    if (i >= j) s[i + j * kLd] = a[i + static_cast<std::int64_t>(j) * lda];
-  }
+  // Copies in and out: a warp per column, lanes down its rows (coalesced, no index division).
+  for (int j = warp; j < n; j += kWarps)
+    for (int i = j + lane; i < n; i += 32) s[i + j * kLd] = a[i + static_cast<std::int64_t>(j) * lda];
   __syncthreads();
 
   // potrf, right-looking over 32-wide inner panels: three barriers per panel.
@@ -177,10 +176,8 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
     update_trailing(s, k0, k0 + kInner, n, warp, lane);
     __syncthreads();
   }
-  for (int e = t; e < n * n; e += kThreads) {
-    const int i = e % n, j = e / n;
-    if (i >= j) a[i + static_cast<std::int64_t>(j) * lda] = s[i + j * kLd];
-  }
+  for (int j = warp; j < n; j += kWarps)
+    for (int i = j + lane; i < n; i += 32) a[i + static_cast<std::int64_t>(j) * lda] = s[i + j * kLd];
   if (failed_at >= 0) {
     if (t == 0) atomicCAS(info, 0, info_offset + failed_at + 1);
     return;
@@ -215,10 +212,8 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
     }
     __syncthreads();
   }
-  for (int e = t; e < n * n; e += kThreads) {
-    const int i = e % n, j = e / n;
-    inv[i + static_cast<std::int64_t>(j) * ldinv] = i >= j ? s[i + j * kLd] : T(0);
-  }
+  for (int j = warp; j < n; j += kWarps)
+    for (int i = lane; i < n; i += 32) inv[i + static_cast<std::int64_t>(j) * ldinv] = i >= j ? s[i + j * kLd] : T(0);
 }
 
 static_assert(kBlocks <= kWarps, "one warp per diagonal block in the inversion");
