@@ -2,8 +2,11 @@
 
 #include "core/cuda/check.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gpufact::kernels {
 namespace {
@@ -218,6 +221,21 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
 
 static_assert(kBlocks <= kWarps, "one warp per diagonal block in the inversion");
 
+// Above the default 48 KB of dynamic shared memory: opt in to the most this kernel ever takes,
+// once per device (a host API call per panel would sit on the host's side of every step).
+template <class T>
+void opt_in_shared_memory() {
+  static std::mutex mutex;
+  static std::vector<int> devices_done;
+  int device = 0;
+  GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (std::find(devices_done.begin(), devices_done.end(), device) != devices_done.end()) return;
+  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(potrf_trtri_fused_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared_elements(kPotrfFusedMax) * sizeof(T))));
+  devices_done.push_back(device);
+}
+
 template <class T>
 void potrf_trtri_fused(T* a, std::int64_t lda, int n, T* inv, std::int64_t ldinv, int* info, int info_offset,
                        cudaStream_t stream) {
@@ -229,9 +247,7 @@ void potrf_trtri_fused(T* a, std::int64_t lda, int n, T* inv, std::int64_t ldinv
     throw std::invalid_argument("launch_potrf_trtri_fused: ldinv < max(1, n)");
   if (info == nullptr) throw std::invalid_argument("launch_potrf_trtri_fused: info is null");
   if (n == 0) return;
-  // Above the default 48 KB: opt in to the largest this kernel ever takes.
-  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(potrf_trtri_fused_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shared_elements(kPotrfFusedMax) * sizeof(T))));
+  opt_in_shared_memory<T>();
   potrf_trtri_fused_kernel<T><<<1, kThreads, shared_elements(n) * sizeof(T), stream>>>(a, lda, n, inv, ldinv, info,
                                                                                         info_offset);
   GPUFACT_CHECK_LAUNCH();
