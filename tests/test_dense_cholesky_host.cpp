@@ -155,6 +155,22 @@ TEST(DenseCholeskyHost, BlockSizesByN) {
   }
   EXPECT_GE(cholesky_resident_nb(16384), 256);
   EXPECT_LE(cholesky_resident_nb(1000), cholesky_resident_nb(16384));
+  // The fused diagonal: one kernel (128 columns) while the chain bounds the rate, two halves above.
+  EXPECT_EQ(cholesky_resident_fused_nb(1000), 128);
+  EXPECT_EQ(cholesky_resident_fused_nb(4096), 128);
+  EXPECT_EQ(cholesky_resident_fused_nb(8192), 128);
+  EXPECT_EQ(cholesky_resident_fused_nb(12288), 256);
+  EXPECT_EQ(cholesky_resident_fused_nb(16384), 256);
+}
+
+TEST(DenseCholeskyHost, DiagonalMethodNames) {
+  for (CholeskyDiagonal d : {CholeskyDiagonal::cusolver, CholeskyDiagonal::recursive, CholeskyDiagonal::fused})
+    EXPECT_EQ(cholesky_diagonal_from(cholesky_diagonal_name(d)), d);
+  EXPECT_THROW(cholesky_diagonal_from("tournament"), std::invalid_argument);
+  CholeskyOptions o;
+  EXPECT_EQ(describe(o).find("diagonal="), std::string::npos);  // cusolver: the default, not named
+  o.diagonal = CholeskyDiagonal::fused;
+  EXPECT_NE(describe(o).find("diagonal=fused"), std::string::npos);
 }
 
 }  // namespace

@@ -55,12 +55,16 @@ int factor(Driver drv, std::int64_t n, T* a, std::int64_t lda, const CholeskyOpt
 }
 
 template <class T>
-void check_factor(Driver drv, std::int64_t n, const CholeskyOptions& o, std::uint64_t seed, cudaStream_t s) {
+void check_factor(Driver drv, std::int64_t n, const CholeskyOptions& o, std::uint64_t seed, cudaStream_t s,
+                  bool benchmark_matrix = false) {
   SCOPED_TRACE(std::string(name_of(drv)) + (sizeof(T) == 4 ? " s" : " d") + " n=" + std::to_string(n) + " " +
                describe(o));
   const std::int64_t lda = n + 3;
   HostMatrix<T> a(n, n, lda), ref(n, n, lda);
-  fill_spd(a.view(), seed);
+  if (benchmark_matrix)
+    make_spd_test_matrix(a.view(), seed, s);
+  else
+    fill_spd(a.view(), seed);
   host::lacpy(n, n, a.data(), lda, ref.data(), lda);
   PinnedBuffer<T> work(static_cast<std::size_t>(lda * n));
   std::memcpy(work.data(), a.data(), work.bytes());
@@ -122,9 +126,9 @@ TEST_F(DenseCholeskyGpu, FactorsMatchPotrfAtOddSizes) {
 
 template <class T>
 void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, cudaStream_t s,
-                   bool diagonal_recursive = false) {
+                   CholeskyDiagonal diagonal = CholeskyDiagonal::cusolver) {
   SCOPED_TRACE(std::string(name_of(drv)) + " not SPD at column " + std::to_string(k + 1) + " n=" + std::to_string(n) +
-               (diagonal_recursive ? " recursive diagonal" : ""));
+               " diagonal=" + cholesky_diagonal_name(diagonal) + " nb=" + std::to_string(nb));
   HostMatrix<T> a(n, n);
   fill_spd(a.view(), 500 + static_cast<std::uint64_t>(k));
   a(k, k) = T(-1);  // the leading minor of order k + 1 is indefinite
@@ -136,7 +140,7 @@ void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, 
   std::memcpy(work.data(), a.data(), work.bytes());
   CholeskyOptions o;
   o.nb = nb;
-  o.diagonal_recursive = diagonal_recursive;
+  o.diagonal = diagonal;
   EXPECT_EQ(factor<T>(drv, n, work.data(), n, o, s), expected);
 }
 
@@ -158,20 +162,20 @@ TEST_F(DenseCholeskyGpu, RecursiveDiagonalBlocks) {
       for (std::int64_t n : {1, 65, 300, 1000}) {
         CholeskyOptions o;
         o.nb = nb;
-        o.diagonal_recursive = true;
+        o.diagonal = CholeskyDiagonal::recursive;
         check_factor<float>(drv, n, o, ++seed, stream_);
         check_factor<double>(drv, n, o, ++seed, stream_);
         o.inverse_trsm = false;
         check_factor<float>(drv, n, o, ++seed, stream_);
       }
   for (std::int64_t k : {0, 40, 63, 64, 200, 299}) {
-    check_not_spd<float>(Driver::resident_device, 300, 256, k, stream_, true);
-    check_not_spd<double>(Driver::resident_device, 300, 256, k, stream_, true);
+    check_not_spd<float>(Driver::resident_device, 300, 256, k, stream_, CholeskyDiagonal::recursive);
+    check_not_spd<double>(Driver::resident_device, 300, 256, k, stream_, CholeskyDiagonal::recursive);
   }
 }
 
 template <class T>
-void check_nan(Driver drv, cudaStream_t s) {
+void check_nan(Driver drv, cudaStream_t s, CholeskyDiagonal diagonal) {
   SCOPED_TRACE(name_of(drv));
   const std::int64_t n = 200;
   HostMatrix<T> a(n, n);
@@ -181,6 +185,7 @@ void check_nan(Driver drv, cudaStream_t s) {
   work[static_cast<std::size_t>(150 + 70 * n)] = std::numeric_limits<T>::quiet_NaN();
   CholeskyOptions o;
   o.nb = 64;
+  o.diagonal = diagonal;
   try {
     factor<T>(drv, n, work.data(), n, o, s);
     FAIL() << "NaN input accepted";
@@ -199,8 +204,51 @@ void check_nan(Driver drv, cudaStream_t s) {
 
 TEST_F(DenseCholeskyGpu, NanInputIsAClearError) {
   for (Driver drv : {Driver::hybrid, Driver::resident_host, Driver::resident_device}) {
-    check_nan<float>(drv, stream_);
-    check_nan<double>(drv, stream_);
+    check_nan<float>(drv, stream_, CholeskyDiagonal::cusolver);
+    check_nan<double>(drv, stream_, CholeskyDiagonal::cusolver);
+  }
+}
+
+// The fused diagonal (one-CTA L11 and inv(L11); nb > 128 in two levels): odd n up to 4097 with
+// nb 128 (one kernel per block), 64, 100 and 256; each option switched; info on non-SPD input at
+// a failing column inside a 32-wide inner panel, at its edges, at a 128 boundary and in the
+// second level; NaN input rejected.
+TEST_F(DenseCholeskyGpu, FusedDiagonalBlocks) {
+  std::uint64_t seed = 3000;
+  for (Driver drv : {Driver::resident_host, Driver::resident_device})
+    for (std::int64_t nb : {64, 100, 128, 256})
+      for (std::int64_t n : {1, 65, 129, 300, 1000}) {
+        CholeskyOptions o;
+        o.nb = nb;
+        o.diagonal = CholeskyDiagonal::fused;
+        check_factor<float>(drv, n, o, ++seed, stream_);
+        check_factor<double>(drv, n, o, ++seed, stream_);
+        o.inverse_trsm = false;
+        check_factor<float>(drv, n, o, ++seed, stream_);
+        o.inverse_trsm = true;
+        o.lookahead = false;
+        check_factor<double>(drv, n, o, ++seed, stream_);
+        o.lookahead = true;
+        o.update_block = 96;
+        check_factor<float>(drv, n, o, ++seed, stream_);
+      }
+  for (std::int64_t nb : {128, 256}) {
+    CholeskyOptions o;
+    o.nb = nb;
+    o.diagonal = CholeskyDiagonal::fused;
+    // The benchmark's matrix (XᵀX/n + 0.001·I): unscaled XᵀX is too ill-conditioned for FP32 here.
+    check_factor<float>(Driver::resident_device, 4097, o, ++seed, stream_, true);
+    check_factor<double>(Driver::resident_device, 4097, o, ++seed, stream_, true);
+  }
+  for (std::int64_t nb : {128, 256})
+    for (std::int64_t k : {0, 31, 32, 40, 127, 128, 200, 299}) {
+      check_not_spd<float>(Driver::resident_device, 300, nb, k, stream_, CholeskyDiagonal::fused);
+      check_not_spd<double>(Driver::resident_device, 300, nb, k, stream_, CholeskyDiagonal::fused);
+    }
+  check_not_spd<float>(Driver::resident_host, 1000, 128, 777, stream_, CholeskyDiagonal::fused);
+  for (Driver drv : {Driver::resident_host, Driver::resident_device}) {
+    check_nan<float>(drv, stream_, CholeskyDiagonal::fused);
+    check_nan<double>(drv, stream_, CholeskyDiagonal::fused);
   }
 }
 

@@ -39,12 +39,17 @@ CholeskyOptions options_for(Case& c, const std::string& method, std::int64_t n) 
   CholeskyOptions o;
   const std::size_t e = c.text("precision") == "s" ? 4 : 8;
   const std::int64_t nb = c.point().has("nb") ? c.integer("nb") : 0;
-  o.nb = nb > 0 ? nb : (method == "hybrid" ? cholesky_hybrid_nb(n, e) : cholesky_resident_nb(n));
+  // The LU's panel axis names the GPU-resident Cholesky's diagonal blocks: cusolver (potrf),
+  // recursive or fused (one-CTA L11 and inv(L11)).
+  if (c.point().has("panel")) o.diagonal = cholesky_diagonal_from(c.text("panel"));
+  const bool fused = method == "gpu_resident" && o.diagonal == CholeskyDiagonal::fused;
+  o.nb = nb > 0 ? nb
+                : (method == "hybrid" ? cholesky_hybrid_nb(n, e)
+                                      : (fused ? cholesky_resident_fused_nb(n) : cholesky_resident_nb(n)));
   if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
   if (c.point().has("update_block")) o.update_block = c.integer("update_block");
   // The LU's u12 axis, for the GPU-resident Cholesky's L21: inv(L11)ᵀ GEMM or cuBLAS trsm.
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
-  if (c.point().has("panel")) o.diagonal_recursive = c.text("panel") == "recursive";
   return o;
 }
 
@@ -209,7 +214,8 @@ bool cholesky_fig7_applies(const AxisPoint& p) {
   if (p.has("leaf") && p.integer("leaf") != 0) return false;  // LU-only axis
   const std::string& m = p.text("method");
   if (m != "gpu_resident" && p.has("u12") && p.text("u12") != "inverse") return false;
-  if (p.has("panel") && p.text("panel") != "cusolver" && (m != "gpu_resident" || p.text("panel") != "recursive"))
+  if (p.has("panel") && p.text("panel") != "cusolver" &&
+      (m != "gpu_resident" || (p.text("panel") != "recursive" && p.text("panel") != "fused")))
     return false;  // the LU's tournament has no Cholesky counterpart
   if (m == "openblas")
     return p.text("data") == "host" && p.integer("n") <= kOpenblasMax && cholesky_axes_at_default(p) &&

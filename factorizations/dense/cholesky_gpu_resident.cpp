@@ -4,6 +4,7 @@
 #include "factorizations/dense/cholesky_diagonal.hpp"
 #include "factorizations/dense/cholesky_update.hpp"
 #include "factorizations/dense/staging.hpp"
+#include "kernels/dense/potrf_fused.cuh"
 #include "kernels/dense/triangle.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
 
@@ -42,17 +43,24 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
     hmax = std::max(hmax, hbytes);
   }
   allocate_solver_workspace(dmax, hmax);
-  if (options.inverse_trsm && n > options.nb) {
+  const bool fused = options.diagonal == CholeskyDiagonal::fused;
+  if ((options.inverse_trsm && n > options.nb) || fused) {
     inverse = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * options.nb));
-    l21 = DeviceBuffer<T>(static_cast<std::size_t>(n * options.nb));
+    if (fused) GPUFACT_CUDA_CHECK(cudaMemsetAsync(inverse.data(), 0, inverse.bytes(), streams.panel));
   }
+  if (options.inverse_trsm && n > options.nb) l21 = DeviceBuffer<T>(static_cast<std::size_t>(2 * n * options.nb));
+  if (fused && options.nb > kernels::kPotrfFusedMax)
+    diagonal_scratch = DeviceBuffer<T>(potrf_diagonal_fused_scratch(options.nb));
 }
 
 std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes,
                                                bool with_matrix) {
   const std::int64_t ld = device_ld(n, n, false);
   return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
-         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (n + o.nb)) * element_bytes : 0) +
+         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (2 * n + o.nb)) * element_bytes : 0) +
+         (o.diagonal == CholeskyDiagonal::fused
+              ? (static_cast<std::size_t>(o.nb * o.nb) + potrf_diagonal_fused_scratch(o.nb)) * element_bytes
+              : 0) +
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
 
@@ -71,16 +79,32 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
   cudaStream_t sp = st.panel, su = st.update;
   st.join_from(stream);
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.first_nonfinite.data(), 0xff, sizeof(unsigned long long), sp));
+  // All infos at once, not per panel: nothing but kernels and cuBLAS calls inside the loop.
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.infos.data(), 0, steps.size() * sizeof(int), sp));
   kernels::launch_find_nonfinite_lower(d_a, ldda, n, ws.first_nonfinite.data(), sp);
 
   const std::int64_t nb = o.nb;
-  // Panel i on the panel stream: potrf of its diagonal block (info into infos[i]), then L21.
+  const bool fused = o.diagonal == CholeskyDiagonal::fused;
+  // inverse_trsm: panel i's L21 (rows [j1, n)) lives in one of two n × nb buffers (ld n) from its
+  // GEMM until the update stream has copied it into the matrix after step i's update; the GEMM of
+  // panel i + 2 reuses the buffer only after the panel stream has waited for that update.
+  const bool l21_out_of_place = o.inverse_trsm && n > nb;
+  auto l21_of = [&](std::size_t i) { return ws.l21.data() + static_cast<std::size_t>((i % 2) * n * nb); };
+  // Panel i on the panel stream: potrf of its diagonal block (info into infos[i], fused: into
+  // infos[0] numbered in the whole matrix), then L21. Per panel, the critical chain (after the
+  // look-ahead's syrk and GEMM on the panel's columns) is: fused — one kernel (for nb > 128,
+  // halves: two kernels, a GEMM, a copy, a syrk and two GEMMs per split) and the L21 GEMM;
+  // cusolver — potrf (its own launches), the identity, a trsm and the L21 GEMM. Nothing on it
+  // synchronizes with the host or allocates.
   auto factor_panel = [&](std::size_t i) {
     const CholeskyStep& s = steps[i];
     const std::int64_t w = s.j1 - s.j0, below = n - s.j1;
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    if (o.diagonal_recursive) {
-      GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.infos.data() + i, 0, sizeof(int), sp));
+    const bool inverse_wanted = below > 0 && o.inverse_trsm;
+    if (fused) {
+      potrf_diagonal_fused<T>(ws.panel_blas, d.at(s.j0, s.j0), ldda, w, ws.inverse.data(), nb, inverse_wanted,
+                              ws.diagonal_scratch.data(), ws.infos.data(), static_cast<int>(s.j0), sp);
+    } else if (o.diagonal == CholeskyDiagonal::recursive) {
       potrf_diagonal_recursive<T>(ws.panel_blas, d.at(s.j0, s.j0), ldda, w, ws.infos.data() + i, sp);
     } else {
       GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf(ws.solver, ws.solver.params(), CUBLAS_FILL_MODE_LOWER, w,
@@ -91,17 +115,17 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
     }
     if (below <= 0) return;
     if (o.inverse_trsm) {
-      // inv(L11) by trsm on the w × w identity (w³/3 flops), then one GEMM instead of the
-      // triangular solve with `below` right-hand sides (volkov08 §5), out of place and copied back.
-      kernels::launch_set_identity<T>(ws.inverse.data(), nb, w, w, sp);
-      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::non_unit, w, w, T(1), d.at(s.j0, s.j0), ldda,
-                   ws.inverse.data(), nb);
+      // inv(L11) (fused: already written; else by trsm on the w × w identity, w³/3 flops), then
+      // one GEMM instead of the triangular solve with `below` right-hand sides (volkov08 §5), out
+      // of place into l21_of(i): the updates read it there and the update stream copies it into
+      // the matrix, off the critical chain.
+      if (!fused) {
+        kernels::launch_set_identity<T>(ws.inverse.data(), nb, w, w, sp);
+        dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::non_unit, w, w, T(1), d.at(s.j0, s.j0),
+                     ldda, ws.inverse.data(), nb);
+      }
       dev::gemm<T>(ws.panel_blas, Op::N, Op::T, below, w, w, T(1), d.at(s.j1, s.j0), ldda, ws.inverse.data(), nb, T(0),
-                   ws.l21.data(), n);
-      GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(d.at(s.j1, s.j0), static_cast<std::size_t>(ldda) * sizeof(T), ws.l21.data(),
-                                           static_cast<std::size_t>(n) * sizeof(T),
-                                           static_cast<std::size_t>(below) * sizeof(T), static_cast<std::size_t>(w),
-                                           cudaMemcpyDeviceToDevice, sp));
+                   l21_of(i), n);
     } else {
       dev::trsm<T>(ws.panel_blas, Side::right, Uplo::lower, Op::T, Diag::non_unit, below, w, T(1), d.at(s.j0, s.j0),
                    ldda, d.at(s.j1, s.j0), ldda);
@@ -124,9 +148,19 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
     st.update_done.record(su);
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, st.update_done.get(), 0));
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(su, st.lookahead_done.get(), 0));
-    cholesky_update_columns(d, s.j0, s.j1, rest_begin, n, o, ws.update_blas, su, timer);
+    const std::int64_t w = s.j1 - s.j0, below = n - s.j1;
+    // Panel i's L: rows [j1, n) from its out-of-place buffer, or in the matrix.
+    const bool l_apart = l21_out_of_place && below > 0;
+    const T* l = l_apart ? l21_of(i) : d.at(0, s.j0);
+    const std::int64_t ldl = l_apart ? n : ldda, l_row0 = l_apart ? s.j1 : 0;
+    cholesky_update_columns<T>(d, l, ldl, l_row0, w, rest_begin, n, o, ws.update_blas, su, timer);
+    if (l_apart)
+      GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(d.at(s.j1, s.j0), static_cast<std::size_t>(ldda) * sizeof(T), l21_of(i),
+                                           static_cast<std::size_t>(n) * sizeof(T),
+                                           static_cast<std::size_t>(below) * sizeof(T), static_cast<std::size_t>(w),
+                                           cudaMemcpyDeviceToDevice, su));
     if (ahead) {
-      cholesky_update_columns(d, s.j0, s.j1, s.j1, rest_begin, o, ws.panel_blas, sp, timer);
+      cholesky_update_columns<T>(d, l, ldl, l_row0, w, s.j1, rest_begin, o, ws.panel_blas, sp, timer);
       factor_panel(i + 1);
       st.lookahead_done.record(sp);
     } else if (has_next) {
@@ -149,6 +183,10 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
     throw std::invalid_argument("cholesky_gpu_resident: A(" + std::to_string(bad % static_cast<unsigned long long>(n)) +
                                 ", " + std::to_string(bad / static_cast<unsigned long long>(n)) +
                                 ") is NaN or Inf; the input must be finite");
+  if (fused) {
+    if (ws.host_infos[0] < 0) throw std::runtime_error("fused potrf returned info " + std::to_string(ws.host_infos[0]));
+    return ws.host_infos[0];
+  }
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const int panel_info = ws.host_infos[i];
     if (panel_info < 0) throw std::runtime_error("cusolverDnXpotrf returned info " + std::to_string(panel_info));

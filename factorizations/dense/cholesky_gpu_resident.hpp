@@ -1,7 +1,9 @@
 // The GPU-resident Cholesky (lower): the matrix stays in device memory and the panels are factored
-// on the GPU too — cusolverDnXpotrf on the nb × nb diagonal block, then L21 = A21 · inv(L11)ᵀ by
-// one GEMM with inv(L11) from a trsm on the identity (CholeskyOptions::inverse_trsm, as the LU's
-// U12), or cuBLAS trsm — with look-ahead on two streams: the next panel's columns are updated
+// on the GPU too — the nb × nb diagonal block by cusolverDnXpotrf, by recursion
+// (cholesky_diagonal.hpp) or by the fused one-CTA kernel that writes L11 and inv(L11) in one
+// launch (CholeskyOptions::diagonal), then L21 = A21 · inv(L11)ᵀ by one GEMM (inv(L11) from the
+// fused kernel, or from a trsm on the identity: CholeskyOptions::inverse_trsm, as the LU's U12),
+// or cuBLAS trsm — with look-ahead on two streams: the next panel's columns are updated
 // first on the high-priority panel stream and factored there while the update stream runs the
 // rest of the trailing update (CholeskyOptions::update_block: a few big syrk + GEMM calls per
 // step). The modern variant beside the paper's hybrid.
@@ -26,8 +28,13 @@ class CholeskyResidentWorkspace : public ResidentContext {
   std::int64_t n, ld, transfer_width;
   CholeskyOptions options;
   DeviceBuffer<T> matrix;  // for calls from host memory (allocated on first use)
-  DeviceBuffer<int> infos;  // one per panel
-  DeviceBuffer<T> inverse, l21;  // inverse_trsm: inv(L11) (nb × nb) and A21·inv(L11)ᵀ out of place (n × nb)
+  // One per panel (cusolver, recursive: 1-based within the panel); fused: infos[0] for the whole
+  // matrix (1-based in it). Zeroed once per factorization, read once at its end.
+  DeviceBuffer<int> infos;
+  // inv(L11) (nb × nb; fused: zeroed once, its strict upper triangle stays zero) and
+  // A21·inv(L11)ᵀ out of place (two n × nb buffers, alternate panels)
+  DeviceBuffer<T> inverse, l21;
+  DeviceBuffer<T> diagonal_scratch;  // fused with nb > 128: potrf_diagonal_fused's scratch
   PinnedBuffer<int> host_infos;
 };
 

@@ -9,6 +9,21 @@
 
 namespace gpufact::dense {
 
+const char* cholesky_diagonal_name(CholeskyDiagonal d) {
+  switch (d) {
+    case CholeskyDiagonal::cusolver: return "cusolver";
+    case CholeskyDiagonal::recursive: return "recursive";
+    case CholeskyDiagonal::fused: return "fused";
+  }
+  return "?";
+}
+
+CholeskyDiagonal cholesky_diagonal_from(const std::string& name) {
+  for (CholeskyDiagonal d : {CholeskyDiagonal::cusolver, CholeskyDiagonal::recursive, CholeskyDiagonal::fused})
+    if (name == cholesky_diagonal_name(d)) return d;
+  throw std::invalid_argument("Cholesky diagonal method '" + name + "' is not cusolver, recursive or fused");
+}
+
 void validate(const CholeskyOptions& o) {
   if (o.nb < 1) throw std::invalid_argument("CholeskyOptions::nb = " + std::to_string(o.nb) + " must be >= 1");
   if (o.update_block < 0)
@@ -23,7 +38,7 @@ std::string describe(const CholeskyOptions& o) {
   s += o.inverse_trsm ? " inverse" : " trsm";
   s += o.update_block > 0 ? " block=" + std::to_string(o.update_block) : std::string(" one_syrk");
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
-  if (o.diagonal_recursive) s += " diagonal=recursive";
+  if (o.diagonal != CholeskyDiagonal::cusolver) s += std::string(" diagonal=") + cholesky_diagonal_name(o.diagonal);
   return s;
 }
 
@@ -100,6 +115,8 @@ std::int64_t cholesky_resident_nb(std::int64_t n) {
   if (n >= 2048) return 256;
   return 128;
 }
+
+std::int64_t cholesky_resident_fused_nb(std::int64_t n) { return n >= 12288 ? 256 : 128; }
 
 template int cholesky_blocked_host<float>(std::int64_t, float*, std::int64_t, const CholeskyOptions&);
 template int cholesky_blocked_host<double>(std::int64_t, double*, std::int64_t, const CholeskyOptions&);

@@ -14,6 +14,15 @@
 
 namespace gpufact::dense {
 
+// How the GPU-resident Cholesky factors its nb × nb diagonal blocks.
+enum class CholeskyDiagonal {
+  cusolver,   // cusolverDnXpotrf
+  recursive,  // halves by cuBLAS trsm/syrk down to one-CTA 64 × 64 blocks (cholesky_diagonal.hpp)
+  fused,      // one CTA writes L11 and L11⁻¹ in one launch (nb <= 128; wider: halves of those)
+};
+const char* cholesky_diagonal_name(CholeskyDiagonal d);  // "cusolver", "recursive", "fused"
+CholeskyDiagonal cholesky_diagonal_from(const std::string& name);  // throws std::invalid_argument
+
 struct CholeskyOptions {
   std::int64_t nb = 256;  // panel width
   bool lookahead = true;  // the next panel's columns are updated first and factored beside the rest of the update
@@ -25,9 +34,7 @@ struct CholeskyOptions {
   // SGEMM) and the rectangle below it by one GEMM. 0: the whole trailing triangle in one call.
   std::int64_t update_block = 0;
   UpdateGemm gemm = UpdateGemm::cublas;
-  // GPU-resident: diagonal blocks by recursion down to one-CTA 64 × 64 factorizations
-  // (cholesky_diagonal.hpp) instead of cusolverDnXpotrf.
-  bool diagonal_recursive = false;
+  CholeskyDiagonal diagonal = CholeskyDiagonal::cusolver;  // GPU-resident only
 };
 
 // Throws std::invalid_argument naming the bad field.
@@ -79,5 +86,9 @@ std::int64_t triangle_transfer_width(std::int64_t n, std::size_t element_bytes, 
 // syrk's k grows with n until it runs near the GEMM's rate, as gpu_resident_lu_nb.
 std::int64_t cholesky_hybrid_nb(std::int64_t n, std::size_t element_bytes);
 std::int64_t cholesky_resident_nb(std::int64_t n);
+// The same for the fused diagonal (one launch per block up to 128 columns; 256 = two of them and
+// five cuBLAS calls): 128 while the critical chain bounds the rate, 256 where the trailing syrk's
+// k matters more (n >= 12288).
+std::int64_t cholesky_resident_fused_nb(std::int64_t n);
 
 }  // namespace gpufact::dense

@@ -33,22 +33,36 @@ void rank_k_lower(UpdateGemm gemm, std::int64_t w, std::int64_t k, const T* l, s
 template <class T>
 void cholesky_update_columns(DeviceMatrix<T> d, std::int64_t k0, std::int64_t k1, std::int64_t c0, std::int64_t c1,
                              const CholeskyOptions& o, cublasHandle_t blas, cudaStream_t s, PhaseTimer* timer) {
-  const std::int64_t n = d.rows, k = k1 - k0;
+  cholesky_update_columns<T>(d, d.data + k0 * d.ld, d.ld, 0, k1 - k0, c0, c1, o, blas, s, timer);
+}
+
+template <class T>
+void cholesky_update_columns(DeviceMatrix<T> d, const T* l, std::int64_t ldl, std::int64_t l_row0, std::int64_t k,
+                             std::int64_t c0, std::int64_t c1, const CholeskyOptions& o, cublasHandle_t blas,
+                             cudaStream_t s, PhaseTimer* timer) {
+  const std::int64_t n = d.rows;
   if (c1 <= c0 || k <= 0) return;
   if (d.row_major) throw std::invalid_argument("cholesky_update_columns: the matrix must be column-major");
+  if (c0 < l_row0) throw std::invalid_argument("cholesky_update_columns: columns before L's first row");
+  auto l_at = [&](std::int64_t i) { return l + (i - l_row0); };
   const UpdateGemmFn<T> gemm = update_gemm_fn<T>(o.gemm);
+  // update_blocks' blocks, walked without building the list: this runs twice per step inside the
+  // factorization loop, which allocates nothing.
+  const std::int64_t step = o.update_block > 0 ? o.update_block : c1 - c0;
   double flops = 0;
-  for (const UpdateBlock& b : update_blocks(c0, c1, o.update_block)) {
-    const double w = static_cast<double>(b.c1 - b.c0);
-    flops += w * (w + 1) * static_cast<double>(k) + 2.0 * static_cast<double>(n - b.c1) * w * static_cast<double>(k);
+  for (std::int64_t b0 = c0; b0 < c1; b0 += step) {
+    const std::int64_t b1 = std::min(c1, b0 + step);
+    const double w = static_cast<double>(b1 - b0);
+    flops += w * (w + 1) * static_cast<double>(k) + 2.0 * static_cast<double>(n - b1) * w * static_cast<double>(k);
   }
   GpuPhase phase(timer, Phase::gpu_compute, s, flops);
-  for (const UpdateBlock& b : update_blocks(c0, c1, o.update_block)) {
+  for (std::int64_t b0 = c0; b0 < c1; b0 += step) {
+    const UpdateBlock b{b0, std::min(c1, b0 + step)};
     const std::int64_t w = b.c1 - b.c0;
-    rank_k_lower<T>(o.gemm, w, k, d.at(b.c0, k0), d.ld, d.at(b.c0, b.c0), d.ld, blas, s);
+    rank_k_lower<T>(o.gemm, w, k, l_at(b.c0), ldl, d.at(b.c0, b.c0), d.ld, blas, s);
     if (b.c1 < n)
-      gemm(blas, Op::N, Op::T, n - b.c1, w, k, T(-1), d.at(b.c1, k0), d.ld, d.at(b.c0, k0), d.ld, T(1),
-           d.at(b.c1, b.c0), d.ld, s);
+      gemm(blas, Op::N, Op::T, n - b.c1, w, k, T(-1), l_at(b.c1), ldl, l_at(b.c0), ldl, T(1), d.at(b.c1, b.c0), d.ld,
+           s);
   }
 }
 
@@ -73,6 +87,9 @@ void download_lower(DeviceMatrix<T> d, T* a, std::int64_t lda, std::int64_t c0, 
 #define GPUFACT_CHOLESKY_UPDATE(T)                                                                                     \
   template void cholesky_update_columns<T>(DeviceMatrix<T>, std::int64_t, std::int64_t, std::int64_t, std::int64_t,     \
                                            const CholeskyOptions&, cublasHandle_t, cudaStream_t, PhaseTimer*);          \
+  template void cholesky_update_columns<T>(DeviceMatrix<T>, const T*, std::int64_t, std::int64_t, std::int64_t,         \
+                                           std::int64_t, std::int64_t, const CholeskyOptions&, cublasHandle_t,          \
+                                           cudaStream_t, PhaseTimer*);                                                  \
   template void upload_lower<T>(const T*, std::int64_t, DeviceMatrix<T>, std::int64_t, std::int64_t, cudaStream_t,     \
                                 PhaseTimer*);                                                                          \
   template void download_lower<T>(DeviceMatrix<T>, T*, std::int64_t, std::int64_t, std::int64_t, cudaStream_t,         \

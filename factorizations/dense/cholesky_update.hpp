@@ -22,6 +22,12 @@ namespace gpufact::dense {
 template <class T>
 void cholesky_update_columns(DeviceMatrix<T> d, std::int64_t k0, std::int64_t k1, std::int64_t c0, std::int64_t c1,
                              const CholeskyOptions& o, cublasHandle_t blas, cudaStream_t s, PhaseTimer* timer);
+// The same with L's k columns read from elsewhere: L(i, p) at l + (i − l_row0) + p·ldl for rows
+// i >= l_row0 (c0 >= l_row0) — the GPU-resident driver's out-of-place L21 before it is copied in.
+template <class T>
+void cholesky_update_columns(DeviceMatrix<T> d, const T* l, std::int64_t ldl, std::int64_t l_row0, std::int64_t k,
+                             std::int64_t c0, std::int64_t c1, const CholeskyOptions& o, cublasHandle_t blas,
+                             cudaStream_t s, PhaseTimer* timer);
 
 // The lower triangle of columns [c0, n) between the column-major host `a` (lda) and `d`, as
 // rectangles rows [cb, n) × columns [cb, cb + width) (the strict upper part of each block's

@@ -326,7 +326,8 @@ void summarize_fig7(Summary& s) {
     if (r.status != Status::passed) continue;
     // The trsm ablation of the GPU-resident U12 is a row of its own.
     std::string ablation = r.axes.value("u12", "inverse") == "trsm" ? "+trsm" : "";
-    if (r.axes.value("panel", "cusolver") == "tournament") ablation += "+tournament";
+    // So are the panel variants (LU's tournament, Cholesky's recursive and fused diagonals).
+    if (const std::string panel = r.axes.value("panel", "cusolver"); panel != "cusolver") ablation += "+" + panel;
     const std::string p = r.axes.value("precision", ""),
                       key = r.axes.value("method", "") + ablation + "/" + r.axes.value("data", "");
     const std::int64_t n = r.axes.value("n", std::int64_t{0});
@@ -466,10 +467,11 @@ AxisSpec leaf_axis() {
 AxisSpec panel_axis() {
   return {.name = "panel", .kind = AxisKind::text,
           .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
-                  "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf or "
-                  "recursive (halves down to one-CTA 64 × 64 blocks)",
-          .defaults = "cusolver", .full = "cusolver,tournament,recursive",
-          .choices = {"cusolver", "tournament", "recursive"}};
+                  "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf, "
+                  "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
+                  "nb 0 means 128, 256 from n = 12288)",
+          .defaults = "cusolver", .full = "cusolver,tournament,recursive,fused",
+          .choices = {"cusolver", "tournament", "recursive", "fused"}};
 }
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
@@ -542,7 +544,8 @@ void register_dense(Registry& registry) {
       const std::string& m = p.text("method");
       const std::string& f = p.text("factorization");
       if (f == "qr" && p.text("panel") != "cusolver") return false;
-      if (f == "lu" && p.text("panel") == "recursive") return false;  // Cholesky's diagonal blocks
+      if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused"))
+        return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);
       if (!cholesky_axes_at_default(p)) return false;
       if (p.text("factorization") == "qr")
@@ -569,7 +572,8 @@ void register_dense(Registry& registry) {
     // One rate plot per factorization (each adds its own beside LU's).
     e.plots = {{.artifact = "volkov08.fig7", .x = "n", .y = "lu/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "LU rates (volkov08 Fig. 7)"},
-               {.artifact = "volkov08.fig7", .x = "n", .y = "cholesky/flop_rate", .series = {"method", "data", "precision"},
+               {.artifact = "volkov08.fig7", .x = "n", .y = "cholesky/flop_rate",
+                .series = {"method", "data", "precision", "panel"},
                 .logx = true, .logy = false, .title = "Cholesky rates (volkov08 Fig. 7)"},
                {.artifact = "volkov08.fig7", .x = "n", .y = "qr/flop_rate", .series = {"method", "data", "precision"},
                 .logx = true, .logy = false, .title = "QR rates (volkov08 Fig. 7)"},
