@@ -160,12 +160,13 @@ void check_info(std::int64_t n, std::int64_t k, T bad, cudaStream_t s, cublasHan
   std::vector<T> inv;
   EXPECT_EQ(run_fused<T>(n, a, inv, true, 0, s, blas), kOffset + static_cast<int>(k) + 1);
   EXPECT_EQ(run_fused<T>(n, b, inv, true, 7, s, blas), 7);  // an earlier failure is kept
-  // The kernel: the 32-wide inner panels before the failing one are final, as LAPACK's blocked
-  // potrf leaves them (two levels: the first half's rows below are then computed with an
-  // unspecified inverse, so only info is checked).
+  // The kernel: the leading minor of the 32-wide inner panels before the failing one is its
+  // Cholesky factor, which is all LAPACK promises on failure (rows below it are unspecified; two
+  // levels compute them with an unspecified inverse, so only info is checked there).
   if (blas != nullptr) return;
-  for (std::int64_t j = 0; j < k / 32 * 32; ++j)
-    for (std::int64_t i = j; i < n; ++i)
+  const std::int64_t done = k / 32 * 32;
+  for (std::int64_t j = 0; j < done; ++j)
+    for (std::int64_t i = j; i < done; ++i)
       ASSERT_NEAR(static_cast<double>(a(i, j)), static_cast<double>(ref(i, j)),
                   1e3 * static_cast<double>(std::numeric_limits<T>::epsilon()))
           << i << ", " << j;
