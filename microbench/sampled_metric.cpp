@@ -23,6 +23,7 @@ Metric with_samples(Metric m, std::vector<double> samples) {
              {"cv", mean != 0 ? stddev / mean : 0.0},
              {"min", *std::min_element(samples.begin(), samples.end())},
              {"max", *std::max_element(samples.begin(), samples.end())}};
+  add_robust_stats(m.stats, samples);
   m.value = median;
   m.samples = std::move(samples);
   return m;

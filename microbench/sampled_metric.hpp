@@ -8,7 +8,8 @@
 
 namespace gpufact::microbench {
 
-// Fills m.samples, m.stats (median, mean, stddev, cv, min, max) and m.value (the median).
+// Fills m.samples, m.stats (median, mean, stddev, cv, min, max, q1, q3, spread = half the
+// interquartile range over the median) and m.value (the median).
 // Throws std::invalid_argument for no samples.
 Metric with_samples(Metric m, std::vector<double> samples);
 

@@ -1,6 +1,8 @@
 // Metrics built from an experiment's own samples: median and spread as Google Benchmark gives them.
 #include "microbench/sampled_metric.hpp"
 
+#include "core/bench/sample_median.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +28,23 @@ TEST(SampledMetric, EvenCountMedianIsTheMidpoint) {
   EXPECT_EQ(with_samples({}, {4, 1, 3, 2}).value, 2.5);
   EXPECT_EQ(with_samples({}, {7}).value, 7);
   EXPECT_EQ(with_samples({}, {7}).stats.at("stddev"), 0);
+}
+
+TEST(SampledMetric, QuartilesAndHalfIqrSpread) {
+  // Sorted 1..9 around median 5: q1 = 3, q3 = 7 (type 7), spread = (7 − 3) / 2 / 5.
+  const Metric m = with_samples({.tag = "t"}, {9, 1, 8, 2, 7, 3, 6, 4, 5});
+  EXPECT_DOUBLE_EQ(m.stats.at("q1"), 3.0);
+  EXPECT_DOUBLE_EQ(m.stats.at("q3"), 7.0);
+  EXPECT_DOUBLE_EQ(m.stats.at("spread"), 0.4);
+  EXPECT_DOUBLE_EQ(quantile_of({1, 2}, 0.25), 1.25);
+  EXPECT_DOUBLE_EQ(quantile_of({}, 0.5), 0.0);
+  EXPECT_DOUBLE_EQ(half_iqr_over_median({4}), 0.0);
+  EXPECT_DOUBLE_EQ(half_iqr_over_median({0, 0, 0}), 0.0) << "zero median: no relative spread";
+  // One wild sample among 20 tight ones leaves the robust spread small.
+  std::vector<double> v(20, 100.0);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] += static_cast<double>(i % 3) - 1.0;
+  v.push_back(1000.0);
+  EXPECT_LT(half_iqr_over_median(v), 0.011);
 }
 
 TEST(SampledMetric, NoSamplesIsAnError) { EXPECT_THROW(with_samples({.tag = "t"}, {}), std::invalid_argument); }
