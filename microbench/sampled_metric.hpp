@@ -13,4 +13,14 @@ namespace gpufact::microbench {
 // Throws std::invalid_argument for no samples.
 Metric with_samples(Metric m, std::vector<double> samples);
 
+// A summary metric that repeats or rescales a measured one (the best case, a % of peak from a
+// rate): `m` with the samples and stats of `source` scaled by m.value / source.value, so its
+// relative spread is the source's; value kept.
+Metric with_spread_of(Metric m, const Metric& source);
+
+// The summary's check: every headline metric of `summary` whose spread (half the interquartile
+// range over the median) exceeds headline_spread_limit (2%) is named in its reason, which the
+// report's check column shows; reasons already there are kept.
+void flag_wide_spread(Result& summary);
+
 }  // namespace gpufact::microbench
