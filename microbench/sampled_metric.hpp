@@ -13,6 +13,12 @@ namespace gpufact::microbench {
 // Throws std::invalid_argument for no samples.
 Metric with_samples(Metric m, std::vector<double> samples);
 
+// Longest repetition a microbenchmark measurement asks for (MeasureSpec::max_min_time_s): its
+// bodies take microseconds to milliseconds, so 30 ms already averages tens to thousands of calls
+// per sample; the full preset's 0.1 s would triple the group's time for no precision. The quick
+// preset's 0.02 s is below it and unchanged.
+inline constexpr double microbench_max_sample_s = 0.03;
+
 // A summary metric that repeats or rescales a measured one (the best case, a % of peak from a
 // rate): `m` with the samples and stats of `source` scaled by m.value / source.value, so its
 // relative spread is the source's; value kept.

@@ -47,6 +47,35 @@ TEST(SampledMetric, QuartilesAndHalfIqrSpread) {
   EXPECT_LT(half_iqr_over_median(v), 0.011);
 }
 
+TEST(SampledMetric, SummaryMetricCarriesTheSourceSpreadScaled) {
+  const Metric rate = with_samples({.tag = "fma/flop_rate", .unit = "GFLOP/s"}, {60000, 61000, 62000, 63000, 64000});
+  // A % of peak derived from the rate: same relative spread, its own units.
+  const Metric pct = with_spread_of({.tag = "best_percent_of_peak", .unit = "%", .value = 93.0}, rate);
+  EXPECT_DOUBLE_EQ(pct.value, 93.0);
+  ASSERT_EQ(pct.samples.size(), 5u);
+  EXPECT_NEAR(pct.samples[2], 93.0, 1e-9);
+  EXPECT_NEAR(pct.stats.at("median"), 93.0, 1e-9);
+  EXPECT_DOUBLE_EQ(pct.stats.at("spread"), rate.stats.at("spread"));
+  EXPECT_DOUBLE_EQ(pct.stats.at("cv"), rate.stats.at("cv"));
+}
+
+TEST(SampledMetric, SummaryFlagsHeadlineSpreadOverTwoPercent) {
+  Result d;
+  d.reason = "link below its maximum";
+  d.metrics.push_back(with_samples({.tag = "tight", .headline = true}, {100, 100.5, 101, 101.5, 102}));
+  d.metrics.push_back(with_samples({.tag = "wide", .headline = true}, {80, 90, 100, 110, 120}));
+  d.metrics.push_back(with_samples({.tag = "wide_but_not_headline", .headline = false}, {80, 90, 100, 110, 120}));
+  d.metrics.push_back({.tag = "no_samples", .value = 1, .headline = true});
+  flag_wide_spread(d);
+  EXPECT_EQ(d.reason, "link below its maximum; spread over 2%: wide ±10.0%");
+  EXPECT_EQ(d.data.at("wide_spread"), "wide ±10.0%");
+  Result quiet;
+  quiet.metrics.push_back(d.metrics.front());
+  flag_wide_spread(quiet);
+  EXPECT_TRUE(quiet.reason.empty());
+  EXPECT_FALSE(quiet.data.contains("wide_spread"));
+}
+
 TEST(SampledMetric, NoSamplesIsAnError) { EXPECT_THROW(with_samples({.tag = "t"}, {}), std::invalid_argument); }
 
 }  // namespace

@@ -227,7 +227,8 @@ bool Case::measure(const MeasureSpec& spec) {
     result_.reason = "measurement '" + spec.name + "' excluded by --benchmark_filter";
     return false;
   }
-  const MeasureOptions& opt = session_.options();
+  MeasureOptions opt = session_.options();
+  if (spec.max_min_time_s > 0) opt.min_time_s = std::min(opt.min_time_s, spec.max_min_time_s);
   cudaStream_t s = gpu ? stream() : nullptr;
   const int device = session_.device();
   std::exception_ptr failure;

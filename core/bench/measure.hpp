@@ -45,6 +45,10 @@ struct MeasureSpec {
   // metrics (launches, pageable copies) are noisy per sample, and their median and interquartile
   // range need many samples to settle.
   int min_repetitions = 0;
+  // > 0: each repetition runs at most this long even when the preset asks for more. For bodies
+  // of microseconds to milliseconds, whose per-repetition mean is settled after a few tens of
+  // milliseconds: a longer repetition adds time, not precision; more repetitions add precision.
+  double max_min_time_s = 0;
 };
 
 }  // namespace gpufact

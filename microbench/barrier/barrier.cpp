@@ -4,7 +4,6 @@
 // launching the next one per round, from the host or as a CUDA graph. Cost per barrier by the
 // difference method over rounds, (T(R) − T(1)) / (R − 1), in seconds and in SM cycles at the
 // clock measured during the run. Every round includes the verification's slot store and load.
-#include "microbench/sampled_metric.hpp"
 #include "microbench/barrier/barrier.hpp"
 
 #include "microbench/barrier/barrier_buffers.hpp"
@@ -18,6 +17,7 @@
 #include "microbench/barrier/barrier_kernels.cuh"
 #include "microbench/barrier/coresidency.hpp"
 #include "microbench/launch/difference_method.hpp"
+#include "microbench/sampled_metric.hpp"
 
 #include <cmath>
 #include <functional>
@@ -143,6 +143,8 @@ void run_barrier(Case& c) {
   check_timeout();
 
   MeasureSpec one;
+
+  one.max_min_time_s = microbench_max_sample_s;
   one.name = "one";
   one.label = "1 round";
   one.timer = Timer::gpu_events;
@@ -253,7 +255,7 @@ void register_barrier(Registry& registry) {
       {.name = "blocks_per_sm", .kind = AxisKind::integer,
        .help = "blocks per SM (blocks = this × SM count); in-kernel barriers are skipped above the co-resident "
                "maximum the occupancy API reports",
-       .defaults = "1,2,4,8,16", .quick = "1,4,16", .full = "1,2,4,8,12,16", .min = 1, .max = 64},
+       .defaults = "1,2,4,8,16", .quick = "1,4,16", .full = "1,2,4,8,16", .min = 1, .max = 64},
       {.name = "threads", .kind = AxisKind::integer, .help = "threads per block (multiple of 32)",
        .defaults = "128", .min = 32, .max = 1024},
       {.name = "rounds", .kind = AxisKind::integer, .help = "R of the difference method (T(R) − T(1))/(R − 1)",

@@ -110,6 +110,8 @@ void run_launch(Case& c) {
   issue(n);
 
   MeasureSpec one;
+
+  one.max_min_time_s = microbench_max_sample_s;
   one.name = "one";
   one.label = "1 launch + sync";
   one.timer = Timer::host_wall;
@@ -208,7 +210,7 @@ void register_launch(Registry& registry) {
        .defaults = join_axis_values(choices), .choices = choices},
       {.name = "launches", .kind = AxisKind::integer, .help = "N of the difference method (T(N) − T(1))/(N − 1); up to 1000 the host never waits on a full launch "
                "queue, above it the figure drifts toward the GPU's per-kernel time and gets noisy",
-       .defaults = "1000", .quick = "1000", .full = "250,1000", .min = 2, .max = 1'000'000},
+       .defaults = "1000", .quick = "1000", .full = "100,1000", .min = 2, .max = 1'000'000},
   };
   e.needs.gpus = 1;
   e.validate = [](const AxisPoint& p) {

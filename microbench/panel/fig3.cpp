@@ -21,6 +21,7 @@
 #include "kernels/lu/tslu.cuh"
 #include "kernels/memory/copy.cuh"
 #include "microbench/panel/panel_model.hpp"
+#include "microbench/sampled_metric.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -72,6 +73,8 @@ void run_panel(Case& c) {
   };
 
   MeasureSpec spec;
+
+  spec.max_min_time_s = microbench_max_sample_s;
   spec.flops = flops;
   spec.setup = restore;
 
@@ -183,6 +186,7 @@ void run_panel(Case& c) {
   DeviceBuffer<unsigned char> word(8);
   constexpr int kLaunches = 1000, kRounds = 1000;
   MeasureSpec launches;
+  launches.max_min_time_s = microbench_max_sample_s;
   launches.timer = Timer::host_wall;
   launches.sync = true;
   for (int k : {1, kLaunches}) {
@@ -197,6 +201,7 @@ void run_panel(Case& c) {
   const std::size_t stream_bytes = std::size_t{256} << 20;
   DeviceBuffer<unsigned char> from(stream_bytes), to(stream_bytes);
   MeasureSpec stream;
+  stream.max_min_time_s = microbench_max_sample_s;
   stream.name = "stream";
   stream.label = "256 MiB device copy";
   stream.bytes = 2.0 * stream_bytes;
@@ -204,6 +209,7 @@ void run_panel(Case& c) {
   (void)c.measure(stream);
   const int barrier_blocks = kernels::getf2_persistent_blocks(m);
   MeasureSpec barrier;
+  barrier.max_min_time_s = microbench_max_sample_s;
   for (int r : {1, kRounds + 1}) {
     barrier.name = "gridsync" + std::to_string(r);
     barrier.label = std::to_string(r) + " grid.sync";
