@@ -482,7 +482,7 @@ const std::vector<Row>& table_rows() {
       {"l2_near_ns", "L2 near-partition hit", "ns"},
       {"l2_far_cycles", "L2 far-partition hit", "cycles"},
       {"l2_far_ns", "L2 far-partition hit", "ns"},
-      {"l2_capacity_bytes", "L2 capacity (one SM)", "B", true},
+      {"l2_capacity_bytes", "L2 capacity (one SM, half the accesses miss)", "B", true},
       {"dram_cycles", "DRAM latency", "cycles"},
       {"dram_ns", "DRAM latency", "ns"},
       {"sector_bytes", "sector (L1 fill granularity)", "B"},
