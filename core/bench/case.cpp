@@ -310,9 +310,9 @@ bool Case::measure(const MeasureSpec& spec) {
   }
 
   // Pilot: wall vs timed seconds per sample. Google Benchmark sizes repetitions by timed time;
-  // where untimed work per sample dominates, fix the iteration count (and shrink the warm-up) so
-  // a repetition lasts about min_time_s of wall time. Bodies that fill their samples are left to
-  // Google Benchmark.
+  // where untimed work per sample dominates, fix the iteration count (and warm up by wall time)
+  // so a repetition lasts about min_time_s of wall time. Bodies that fill their samples are left
+  // to Google Benchmark, its warm-up shortened by what the pilot already ran.
   std::optional<std::int64_t> fixed_iterations;
   double warmup_s = opt.warmup_s;
   if (opt.min_time_s > 0) {
@@ -339,7 +339,17 @@ bool Case::measure(const MeasureSpec& spec) {
     if (samples > 0 && timed_share < 0.5) {
       const double wall_per_sample = wall / samples;
       fixed_iterations = std::max<std::int64_t>(1, std::llround(opt.min_time_s / wall_per_sample));
-      warmup_s = std::max(0.0, opt.warmup_s - wall) * timed_share;
+      // Google Benchmark runs no warm-up with a fixed iteration count: warm up here, by wall time.
+      try {
+        for (std::int64_t n = 0; wall < opt.warmup_s && n < 100 * *fixed_iterations; ++n) {
+          const auto t0 = std::chrono::steady_clock::now();
+          one_sample(iteration++, start, stop);
+          wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+      } catch (...) {
+        if (gpu) session_.release_stream();
+        throw;
+      }
     } else {
       warmup_s = std::max(0.0, opt.warmup_s - timed);  // the pilot samples were warm-up too
     }
@@ -350,14 +360,13 @@ bool Case::measure(const MeasureSpec& spec) {
   auto* bench = benchmark::RegisterBenchmark(bench_name.c_str(), fn);
   bench->UseManualTime()
       ->Repetitions(std::max({1, opt.repetitions, spec.min_repetitions}))
-      ->MinWarmUpTime(warmup_s)
       ->ComputeStatistics("min", stat_min)
       ->ComputeStatistics("max", stat_max)
       ->Unit(benchmark::kMicrosecond);
   if (fixed_iterations)
-    bench->Iterations(*fixed_iterations);
+    bench->Iterations(*fixed_iterations);  // Google Benchmark refuses a warm-up time with it
   else
-    bench->MinTime(opt.min_time_s);
+    bench->MinTime(opt.min_time_s)->MinWarmUpTime(warmup_s);
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();
   if (failure) std::rethrow_exception(failure);
