@@ -285,6 +285,33 @@ TEST(MidpointCrossing, SharpStepAndOneNoisyPoint) {
   EXPECT_LE(m->bytes, 60 * MB * std::pow(2.0, 1.0 / 8) * 1.001) << describe(c);
 }
 
+TEST(MidpointCrossing, H200CapacityCurve) {
+  // The capacity sweep of an H200 run (2 points per octave, knees refined; ca loads, 128 B
+  // stride): L1 to 201 KB, TLB steps to 4.7 MB, L2 at ~323 cycles to 40 MB, a gradual rise to
+  // DRAM at ~662 cycles by 94 MB. The last knee (81 MB) overstated the capacity; the midpoint
+  // lies between 51.5 and 58 MiB.
+  const std::vector<double> x = {
+      4096, 5760, 8192, 11648, 16384, 23168, 32768, 46336, 65536, 92672, 131072, 185344, 205952, 226560, 247168,
+      262144, 267776, 288256, 308864, 329472, 350080, 370688, 524288, 741504, 1048576, 1482880, 2097152, 2965760,
+      3295360, 3624832, 3954432, 4194304, 4283904, 4613504, 4942976, 5272576, 5602048, 5931648, 8388608, 11863296,
+      16777216, 23726592, 33554432, 40371328, 47188224, 47453184, 54004992, 60821888, 67108864, 67638784, 74455680,
+      81272448, 88089344, 94906240, 134217728, 189812480, 268435456};
+  const std::vector<double> y = {
+      32.0,  32.1,  32.1,  32.1,  32.0,  32.1,  32.1,  32.1,  32.1,  32.1,  32.0,  32.1,  32.1,  63.2,  183.8,
+      258.2, 261.6, 275.0, 280.9, 281.0, 281.0, 281.3, 281.1, 280.1, 279.8, 280.1, 279.9, 286.7, 291.9, 296.7,
+      303.7, 306.7, 311.2, 313.7, 319.9, 321.6, 322.3, 323.2, 322.5, 322.7, 325.2, 323.5, 323.0, 328.8, 368.2,
+      375.3, 484.4, 523.8, 562.9, 565.7, 590.1, 614.3, 639.1, 656.1, 662.6, 662.6, 662.4};
+  const auto c = find_steps(x, y);
+  const auto m = midpoint_crossing(x, y, c);
+  ASSERT_TRUE(m) << describe(c);
+  EXPECT_NEAR(m->lower, 323, 5) << describe(c);
+  EXPECT_NEAR(m->upper, 662, 5) << describe(c);
+  EXPECT_DOUBLE_EQ(m->x_before, 54004992);
+  EXPECT_DOUBLE_EQ(m->x_after, 60821888);
+  EXPECT_GT(m->bytes, 54004992);
+  EXPECT_LT(m->bytes, 60821888);
+}
+
 TEST(MidpointCrossing, NoRiseNoCrossing) {
   const auto x = grid(4 * KB, 256 * MB, 4);
   const auto two = curve(x, {{192 * KB, 32.0}}, 300.0, 0.0);

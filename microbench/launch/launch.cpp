@@ -208,8 +208,9 @@ void register_launch(Registry& registry) {
                "with 0 B / 4 KB of parameters; sync_each: cudaStreamSynchronize after every launch; graph_node: per "
                "node of a replayed CUDA graph",
        .defaults = join_axis_values(choices), .choices = choices},
-      {.name = "launches", .kind = AxisKind::integer, .help = "N of the difference method (T(N) − T(1))/(N − 1); up to 1000 the host never waits on a full launch "
-               "queue, above it the figure drifts toward the GPU's per-kernel time and gets noisy",
+      {.name = "launches", .kind = AxisKind::integer,
+       .help = "N of the difference method (T(N) − T(1))/(N − 1); up to 1000 the host never waits on a full "
+               "launch queue, above it the figure drifts toward the GPU's per-kernel time and gets noisy",
        .defaults = "1000", .quick = "1000", .full = "100,1000", .min = 2, .max = 1'000'000},
   };
   e.needs.gpus = 1;

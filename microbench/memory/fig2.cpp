@@ -194,7 +194,8 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
   // L2 capacity by the midpoint rule, after a second pass at 8 points per octave around the
   // crossing (a quarter octave beyond it on each side).
   if (auto m = midpoint_crossing(sw.x, sw.y, curve)) {
-    const double lo = m->x_before * std::pow(2.0, -0.25), top = std::min(m->x_after * std::pow(2.0, 0.25), static_cast<double>(hi));
+    const double lo = m->x_before * std::pow(2.0, -0.25);
+    const double top = std::min(m->x_after * std::pow(2.0, 0.25), static_cast<double>(hi));
     for (double v = lo; v <= top; v *= std::pow(2.0, 1.0 / 8)) {
       const auto b = static_cast<std::size_t>(std::llround(v / 128.0)) * 128;
       if (!sw.has(static_cast<double>(b))) at(b);

@@ -47,9 +47,16 @@ std::optional<MidpointCrossing> midpoint_crossing(const std::vector<double>& x, 
   if (x.size() != y.size()) throw std::invalid_argument("midpoint_crossing: x and y differ in length");
   const auto& p = curve.plateaus;
   if (p.size() < 3) return std::nullopt;
+  // The L2 plateau: the last one between the first and the last that spans an octave or more
+  // (TLB steps and the rise itself leave short plateaus), else the widest of them.
   std::size_t widest = 1;
   for (std::size_t i = 1; i + 1 < p.size(); ++i)
     if (p[i].x_last / p[i].x_first > p[widest].x_last / p[widest].x_first) widest = i;
+  for (std::size_t i = p.size() - 2; i >= 1; --i)
+    if (p[i].x_last >= 2 * p[i].x_first) {
+      widest = i;
+      break;
+    }
   MidpointCrossing m;
   m.lower = p[widest].level;
   m.upper = p.back().level;
