@@ -1,10 +1,12 @@
 #include "microbench/sampled_metric.hpp"
 
 #include "core/bench/sample_median.hpp"
+#include "core/report/format.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <cstdio>
 #include <stdexcept>
 
 namespace gpufact::microbench {
@@ -23,9 +25,38 @@ Metric with_samples(Metric m, std::vector<double> samples) {
              {"cv", mean != 0 ? stddev / mean : 0.0},
              {"min", *std::min_element(samples.begin(), samples.end())},
              {"max", *std::max_element(samples.begin(), samples.end())}};
+  add_robust_stats(m.stats, samples);
   m.value = median;
   m.samples = std::move(samples);
   return m;
+}
+
+Metric with_spread_of(Metric m, const Metric& source) {
+  // Scaled to m's value, so a derived quantity (a % of peak from a rate) keeps its units.
+  const double scale = source.value != 0 && std::isfinite(source.value) ? m.value / source.value : 1.0;
+  m.samples = source.samples;
+  for (double& x : m.samples) x *= scale;
+  m.stats = source.stats;
+  for (auto& [name, v] : m.stats)
+    if (name != "cv" && name != "spread" && name != "cv_propagated") v *= scale;
+  return m;
+}
+
+void flag_wide_spread(Result& summary) {
+  std::string wide;
+  for (const auto& m : summary.metrics) {
+    if (!m.headline || !m.stats.count("spread")) continue;
+    const double spread = relative_spread(m);
+    if (!(spread > headline_spread_limit)) continue;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " ±%.1f%%", 100 * spread);
+    wide += (wide.empty() ? "" : ", ") + m.tag + buf;
+  }
+  if (wide.empty()) return;
+  char limit[16];
+  std::snprintf(limit, sizeof limit, "%.0f%%", 100 * headline_spread_limit);
+  summary.reason += (summary.reason.empty() ? "" : "; ") + std::string("spread over ") + limit + ": " + wide;
+  summary.data["wide_spread"] = wide;
 }
 
 }  // namespace gpufact::microbench

@@ -213,6 +213,113 @@ TEST(Tlb, EntriesAndPageFromKneesAtSeveralStrides) {
   EXPECT_NEAR(levels[1].miss_cycles, 900.0, 30.0);
 }
 
+// L1 (32 cycles to 192 KB), TLB-ish steps, L2 at 320 cycles, then a gradual rise to DRAM at 660:
+// latency = L2 + (DRAM − L2) · miss(x), miss a logistic in log x with miss(capacity) = 1/2 and
+// `steepness` the exponent (8: from 10% to 90% misses over about 0.8 octave, as on the H200).
+std::vector<double> gradual_l2_curve(const std::vector<double>& x, double capacity, double steepness, double noise,
+                                     unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  std::vector<double> y;
+  for (double v : x) {
+    double lv;
+    if (v <= 192 * KB)
+      lv = 32;
+    else if (v <= 2 * MB)
+      lv = 260;
+    else {
+      const double miss = 1.0 / (1.0 + std::pow(capacity / v, steepness));
+      lv = 320 + (660 - 320) * miss;
+    }
+    y.push_back(lv * (1 + noise * n01(gen)));
+  }
+  return y;
+}
+
+TEST(MidpointCrossing, GradualRiseGivesTheHalfMissSize) {
+  // Eight points per octave (the second pass): within 3% of the true size, noisy or not.
+  for (double capacity : {50 * MB, 60 * MB}) {
+    const auto x = grid(4 * KB, 256 * MB, 8);
+    for (double noise : {0.0, 0.01}) {
+      for (unsigned seed = 1; seed <= 5; ++seed) {
+        const auto y = gradual_l2_curve(x, capacity, 8, noise, seed);
+        const auto c = find_steps(x, y);
+        const auto m = midpoint_crossing(x, y, c);
+        ASSERT_TRUE(m) << describe(c);
+        EXPECT_NEAR(m->bytes / capacity, 1.0, 0.03) << "noise " << noise << " seed " << seed << "; " << describe(c);
+        EXPECT_LE(m->x_before, m->bytes);
+        EXPECT_GE(m->x_after, m->bytes);
+        EXPECT_NEAR(m->lower, 320, 320 * 0.05);
+        EXPECT_NEAR(m->upper, 660, 660 * 0.05);
+      }
+    }
+  }
+}
+
+TEST(MidpointCrossing, TwoPointsPerOctaveStillBracketTheSize) {
+  // The first pass: the interpolated size is within a quarter octave, and the bracket holds it.
+  const double capacity = 60 * MB;
+  const auto x = grid(4 * KB, 256 * MB, 2);
+  const auto y = gradual_l2_curve(x, capacity, 8, 0.01, 3);
+  const auto m = midpoint_crossing(x, y, find_steps(x, y));
+  ASSERT_TRUE(m);
+  EXPECT_LE(m->x_before, capacity);
+  EXPECT_GE(m->x_after, capacity);
+  EXPECT_NEAR(std::log2(m->bytes / capacity), 0.0, 0.25);
+}
+
+TEST(MidpointCrossing, SharpStepAndOneNoisyPoint) {
+  // LRU-like: every access misses past 60 MB; the crossing lies between the last hit and first miss.
+  const auto x = grid(4 * KB, 256 * MB, 8);
+  auto y = curve(x, {{192 * KB, 32.0}, {2 * MB, 260.0}, {60 * MB, 320.0}}, 660.0, 0.005, 4);
+  // One wild point on the L2 plateau (an interrupt) does not count as the crossing.
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (x[i] >= 20 * MB) {
+      y[i] = 700;
+      break;
+    }
+  const auto c = find_steps(x, y);
+  const auto m = midpoint_crossing(x, y, c);
+  ASSERT_TRUE(m) << describe(c);
+  EXPECT_GE(m->bytes, 60 * MB * 0.999) << describe(c);
+  EXPECT_LE(m->bytes, 60 * MB * std::pow(2.0, 1.0 / 8) * 1.001) << describe(c);
+}
+
+TEST(MidpointCrossing, H200CapacityCurve) {
+  // The capacity sweep of an H200 run (2 points per octave, knees refined; ca loads, 128 B
+  // stride): L1 to 201 KB, TLB steps to 4.7 MB, L2 at ~323 cycles to 40 MB, a gradual rise to
+  // DRAM at ~662 cycles by 94 MB. The last knee (81 MB) overstated the capacity; the midpoint
+  // lies between 51.5 and 58 MiB.
+  const std::vector<double> x = {
+      4096, 5760, 8192, 11648, 16384, 23168, 32768, 46336, 65536, 92672, 131072, 185344, 205952, 226560, 247168,
+      262144, 267776, 288256, 308864, 329472, 350080, 370688, 524288, 741504, 1048576, 1482880, 2097152, 2965760,
+      3295360, 3624832, 3954432, 4194304, 4283904, 4613504, 4942976, 5272576, 5602048, 5931648, 8388608, 11863296,
+      16777216, 23726592, 33554432, 40371328, 47188224, 47453184, 54004992, 60821888, 67108864, 67638784, 74455680,
+      81272448, 88089344, 94906240, 134217728, 189812480, 268435456};
+  const std::vector<double> y = {
+      32.0,  32.1,  32.1,  32.1,  32.0,  32.1,  32.1,  32.1,  32.1,  32.1,  32.0,  32.1,  32.1,  63.2,  183.8,
+      258.2, 261.6, 275.0, 280.9, 281.0, 281.0, 281.3, 281.1, 280.1, 279.8, 280.1, 279.9, 286.7, 291.9, 296.7,
+      303.7, 306.7, 311.2, 313.7, 319.9, 321.6, 322.3, 323.2, 322.5, 322.7, 325.2, 323.5, 323.0, 328.8, 368.2,
+      375.3, 484.4, 523.8, 562.9, 565.7, 590.1, 614.3, 639.1, 656.1, 662.6, 662.6, 662.4};
+  const auto c = find_steps(x, y);
+  const auto m = midpoint_crossing(x, y, c);
+  ASSERT_TRUE(m) << describe(c);
+  EXPECT_NEAR(m->lower, 323, 5) << describe(c);
+  EXPECT_NEAR(m->upper, 662, 5) << describe(c);
+  EXPECT_DOUBLE_EQ(m->x_before, 54004992);
+  EXPECT_DOUBLE_EQ(m->x_after, 60821888);
+  EXPECT_GT(m->bytes, 54004992);
+  EXPECT_LT(m->bytes, 60821888);
+}
+
+TEST(MidpointCrossing, NoRiseNoCrossing) {
+  const auto x = grid(4 * KB, 256 * MB, 4);
+  const auto two = curve(x, {{192 * KB, 32.0}}, 300.0, 0.0);
+  EXPECT_FALSE(midpoint_crossing(x, two, find_steps(x, two))) << "two plateaus: no level above L2";
+  const auto flat_top = curve(x, {{192 * KB, 32.0}, {2 * MB, 300.0}}, 310.0, 0.0);
+  EXPECT_FALSE(midpoint_crossing(x, flat_top, find_steps(x, flat_top)));
+}
+
 TEST(Expectations, HopperTableAndPaperValues) {
   const auto h100 = expected_memory_system("NVIDIA H100 80GB HBM3");
   const auto l2 = find_expectation(h100, "l2_capacity_bytes");
@@ -225,6 +332,10 @@ TEST(Expectations, HopperTableAndPaperValues) {
   EXPECT_FALSE(outside_expected(42, l1));  // within 10% of the range
   EXPECT_TRUE(outside_expected(60, l1));
   EXPECT_DOUBLE_EQ(find_expectation(paper_8800gtx(), "tlb_entries")->low, 16);
+  // What a DRAM miss brings into L2: a 64 B sector pair on sm_90, the 32 B line on the 8800GTX.
+  EXPECT_DOUBLE_EQ(find_expectation(h100, "dram_fetch_bytes")->low, 64);
+  EXPECT_DOUBLE_EQ(find_expectation(paper_8800gtx(), "dram_fetch_bytes")->low, 32);
+  EXPECT_FALSE(find_expectation(h100, "line_bytes"));
 }
 
 }  // namespace

@@ -96,6 +96,18 @@ TEST(DifferenceMethod, MetricIsADerivedHeadlineWithItsSpread) {
   for (const char* k : {"median", "mean", "stddev", "cv", "min", "max", "cv_propagated"})
     EXPECT_EQ(m.stats.count(k), 1u) << k;
   EXPECT_NEAR(m.stats.at("cv"), d.stddev / d.value, 1e-12);
+  EXPECT_NEAR(m.stats.at("spread"), d.propagated_spread, 1e-15);
+}
+
+TEST(DifferenceMethod, RobustSpreadIgnoresOneDisturbedSample) {
+  // N = 1000 launches at 3 µs each; one repetition of T(N) caught a 2 ms host stall.
+  std::vector<double> few(21, 10e-6), many;
+  for (int i = 0; i < 21; ++i) many.push_back(10e-6 + 999 * 3e-6 * (1 + 0.002 * ((i % 5) - 2)));
+  many[7] += 2e-3;
+  const auto d = difference_per_unit(few, many, 1, 1000);
+  EXPECT_NEAR(d.value, 3e-6, 0.01e-6);
+  EXPECT_LT(d.propagated_spread, 0.005) << "half IQR over the median sees the bulk, not the stall";
+  EXPECT_GT(d.propagated_cv, 0.05) << "the stall dominates the standard deviation";
 }
 
 TEST(Coresidency, AllowsUpToTheOccupancyLimit) {

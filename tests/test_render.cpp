@@ -121,6 +121,34 @@ TEST(RenderMarkdown, IncompleteRunAndPipesAreMarked) {
   EXPECT_GT(header_cells, 0u);
 }
 
+TEST(RenderMarkdown, WallTimePerExperimentFromElapsed) {
+  Report r;
+  r.meta = {{"version", "x"}, {"preset", "p"}, {"started_utc", "t"}, {"complete", true}};
+  auto add = [&](const std::string& key, const std::string& artifact, double s) {
+    Result res;
+    res.experiment = key;
+    res.artifact = artifact;
+    res.status = Status::passed;
+    res.elapsed_s = s;
+    r.results.push_back(res);
+  };
+  add("a.one", "a.one", 1.5);
+  add("a.one", "a.one", 2.5);
+  add("a.one", "a.one summary", 0.5);
+  add("a.two", "a.two", 4.0);
+  std::ostringstream md;
+  render_markdown(r, md);
+  const std::string text = md.str();
+  EXPECT_NE(text.find("## Wall time per experiment"), std::string::npos) << text;
+  EXPECT_NE(text.find("| a.one | 2 | 4.5 | 53% | 2.50 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| a.two | 1 | 4.0 | 47% | 4.00 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| all | | 8.5 | 100% | |"), std::string::npos) << text;
+  // Reports without elapsed_s (older ones, the fixture) get no table.
+  std::ostringstream old;
+  render_markdown(fixture(), old);
+  EXPECT_EQ(old.str().find("Wall time"), std::string::npos);
+}
+
 TEST(RenderCsv, HeaderAndOneRowPerMetric) {
   const Report r = fixture();
   std::ostringstream csv;
@@ -203,6 +231,10 @@ TEST(Format, ValuesAndSpreads) {
   EXPECT_EQ(format_spread(m), "±2.0%");
   m.samples = {5};
   EXPECT_EQ(format_spread(m), "");
+  m.samples = {1, 2, 3};
+  m.stats = {{"cv", 0.05}, {"spread", 0.012}};
+  EXPECT_EQ(format_spread(m), "±1.2%") << "the robust spread wins over cv";
+  EXPECT_DOUBLE_EQ(relative_spread(m), 0.012);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Metrics built from an experiment's own samples: median and spread as Google Benchmark gives them.
 #include "microbench/sampled_metric.hpp"
 
+#include "core/bench/sample_median.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +28,52 @@ TEST(SampledMetric, EvenCountMedianIsTheMidpoint) {
   EXPECT_EQ(with_samples({}, {4, 1, 3, 2}).value, 2.5);
   EXPECT_EQ(with_samples({}, {7}).value, 7);
   EXPECT_EQ(with_samples({}, {7}).stats.at("stddev"), 0);
+}
+
+TEST(SampledMetric, QuartilesAndHalfIqrSpread) {
+  // Sorted 1..9 around median 5: q1 = 3, q3 = 7 (type 7), spread = (7 − 3) / 2 / 5.
+  const Metric m = with_samples({.tag = "t"}, {9, 1, 8, 2, 7, 3, 6, 4, 5});
+  EXPECT_DOUBLE_EQ(m.stats.at("q1"), 3.0);
+  EXPECT_DOUBLE_EQ(m.stats.at("q3"), 7.0);
+  EXPECT_DOUBLE_EQ(m.stats.at("spread"), 0.4);
+  EXPECT_DOUBLE_EQ(quantile_of({1, 2}, 0.25), 1.25);
+  EXPECT_DOUBLE_EQ(quantile_of({}, 0.5), 0.0);
+  EXPECT_DOUBLE_EQ(half_iqr_over_median({4}), 0.0);
+  EXPECT_DOUBLE_EQ(half_iqr_over_median({0, 0, 0}), 0.0) << "zero median: no relative spread";
+  // One wild sample among 20 tight ones leaves the robust spread small.
+  std::vector<double> v(20, 100.0);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] += static_cast<double>(i % 3) - 1.0;
+  v.push_back(1000.0);
+  EXPECT_LT(half_iqr_over_median(v), 0.011);
+}
+
+TEST(SampledMetric, SummaryMetricCarriesTheSourceSpreadScaled) {
+  const Metric rate = with_samples({.tag = "fma/flop_rate", .unit = "GFLOP/s"}, {60000, 61000, 62000, 63000, 64000});
+  // A % of peak derived from the rate: same relative spread, its own units.
+  const Metric pct = with_spread_of({.tag = "best_percent_of_peak", .unit = "%", .value = 93.0}, rate);
+  EXPECT_DOUBLE_EQ(pct.value, 93.0);
+  ASSERT_EQ(pct.samples.size(), 5u);
+  EXPECT_NEAR(pct.samples[2], 93.0, 1e-9);
+  EXPECT_NEAR(pct.stats.at("median"), 93.0, 1e-9);
+  EXPECT_DOUBLE_EQ(pct.stats.at("spread"), rate.stats.at("spread"));
+  EXPECT_DOUBLE_EQ(pct.stats.at("cv"), rate.stats.at("cv"));
+}
+
+TEST(SampledMetric, SummaryFlagsHeadlineSpreadOverTwoPercent) {
+  Result d;
+  d.reason = "link below its maximum";
+  d.metrics.push_back(with_samples({.tag = "tight", .headline = true}, {100, 100.5, 101, 101.5, 102}));
+  d.metrics.push_back(with_samples({.tag = "wide", .headline = true}, {80, 90, 100, 110, 120}));
+  d.metrics.push_back(with_samples({.tag = "wide_but_not_headline", .headline = false}, {80, 90, 100, 110, 120}));
+  d.metrics.push_back({.tag = "no_samples", .value = 1, .headline = true});
+  flag_wide_spread(d);
+  EXPECT_EQ(d.reason, "link below its maximum; spread over 2%: wide ±10.0%");
+  EXPECT_EQ(d.data.at("wide_spread"), "wide ±10.0%");
+  Result quiet;
+  quiet.metrics.push_back(d.metrics.front());
+  flag_wide_spread(quiet);
+  EXPECT_TRUE(quiet.reason.empty());
+  EXPECT_FALSE(quiet.data.contains("wide_spread"));
 }
 
 TEST(SampledMetric, NoSamplesIsAnError) { EXPECT_THROW(with_samples({.tag = "t"}, {}), std::invalid_argument); }

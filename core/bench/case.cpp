@@ -1,6 +1,7 @@
 #include "core/bench/case.hpp"
 
 #include "core/bench/registry.hpp"
+#include "core/bench/sample_median.hpp"
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/stream.hpp"
 #include "core/linalg/random.hpp"
@@ -17,6 +18,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -225,11 +227,34 @@ bool Case::measure(const MeasureSpec& spec) {
     result_.reason = "measurement '" + spec.name + "' excluded by --benchmark_filter";
     return false;
   }
-  const MeasureOptions& opt = session_.options();
+  MeasureOptions opt = session_.options();
+  if (spec.max_min_time_s > 0) opt.min_time_s = std::min(opt.min_time_s, spec.max_min_time_s);
   cudaStream_t s = gpu ? stream() : nullptr;
   const int device = session_.device();
   std::exception_ptr failure;
   std::size_t iteration = 0;
+
+  // One sample: untimed setup (and flush, hold), then the timed body. Returns the timed seconds.
+  auto one_sample = [&](std::size_t it, std::optional<Event>& start, std::optional<Event>& stop) {
+    if (spec.setup) spec.setup(it);
+    if (gpu) {
+      if (cold) session_.flush_l2(s);
+      if (!spec.sync) session_.hold_stream(s);
+      start->record(s);
+      for (int b = 0; b < spec.batch; ++b) spec.body(it);
+      stop->record(s);
+      if (!spec.sync) session_.release_stream();
+      stop->synchronize();
+      if (!spec.sync && session_.hold_timed_out())
+        throw std::runtime_error("measurement '" + spec.name +
+                                 "': the stream hold timed out: the body waited on the host (blocking "
+                                 "call or first use of a kernel), so its MeasureSpec needs sync = true");
+      return Event::elapsed_seconds(*start, *stop);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int b = 0; b < spec.batch; ++b) spec.body(it);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
 
   auto fn = [&](benchmark::State& st) {
     std::optional<Event> start, stop;
@@ -246,30 +271,9 @@ bool Case::measure(const MeasureSpec& spec) {
           st.SkipWithError("interrupted");
           break;
         }
-        const std::size_t it = iteration++;
-        if (spec.setup) spec.setup(it);
-        if (gpu) {
-          if (cold) session_.flush_l2(s);
-          if (!spec.sync) session_.hold_stream(s);
-          start->record(s);
-          for (int b = 0; b < spec.batch; ++b) spec.body(it);
-          stop->record(s);
-          if (!spec.sync) session_.release_stream();
-          stop->synchronize();
-          if (!spec.sync && session_.hold_timed_out())
-            throw std::runtime_error("measurement '" + spec.name +
-                                     "': the stream hold timed out: the body waited on the host (blocking "
-                                     "call or first use of a kernel), so its MeasureSpec needs sync = true");
-          const double t = Event::elapsed_seconds(*start, *stop);
-          st.SetIterationTime(t);
-          total += t;
-        } else {
-          const auto t0 = std::chrono::steady_clock::now();
-          for (int b = 0; b < spec.batch; ++b) spec.body(it);
-          const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          st.SetIterationTime(t);
-          total += t;
-        }
+        const double t = one_sample(iteration++, start, stop);
+        st.SetIterationTime(t);
+        total += t;
       }
       if (st.iterations() > 0) {
         const auto iters = static_cast<double>(st.iterations());
@@ -305,16 +309,64 @@ bool Case::measure(const MeasureSpec& spec) {
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
+  // Pilot: wall vs timed seconds per sample. Google Benchmark sizes repetitions by timed time;
+  // where untimed work per sample dominates, fix the iteration count (and warm up by wall time)
+  // so a repetition lasts about min_time_s of wall time. Bodies that fill their samples are left
+  // to Google Benchmark, its warm-up shortened by what the pilot already ran.
+  std::optional<std::int64_t> fixed_iterations;
+  double warmup_s = opt.warmup_s;
+  if (opt.min_time_s > 0) {
+    std::optional<Event> start, stop;
+    if (gpu) {
+      start.emplace();
+      stop.emplace();
+    }
+    double timed = 0, wall = 0;
+    int samples = 0;
+    try {
+      // A body that alone fills the budget stops the pilot after one sample.
+      while (samples < 16 && wall < std::min(0.005, opt.min_time_s)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        timed += one_sample(iteration++, start, stop);
+        wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++samples;
+      }
+    } catch (...) {
+      if (gpu) session_.release_stream();
+      throw;
+    }
+    const double timed_share = wall > 0 ? timed / wall : 1.0;
+    if (samples > 0 && timed_share < 0.5) {
+      const double wall_per_sample = wall / samples;
+      fixed_iterations = std::max<std::int64_t>(1, std::llround(opt.min_time_s / wall_per_sample));
+      // Google Benchmark runs no warm-up with a fixed iteration count: warm up here, by wall time.
+      try {
+        for (std::int64_t n = 0; wall < opt.warmup_s && n < 100 * *fixed_iterations; ++n) {
+          const auto t0 = std::chrono::steady_clock::now();
+          one_sample(iteration++, start, stop);
+          wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+      } catch (...) {
+        if (gpu) session_.release_stream();
+        throw;
+      }
+    } else {
+      warmup_s = std::max(0.0, opt.warmup_s - timed);  // the pilot samples were warm-up too
+    }
+  }
+
   Collector collector;
   benchmark::ClearRegisteredBenchmarks();
-  benchmark::RegisterBenchmark(bench_name.c_str(), fn)
-      ->UseManualTime()
-      ->Repetitions(std::max(1, opt.repetitions))
-      ->MinTime(opt.min_time_s)
-      ->MinWarmUpTime(opt.warmup_s)
+  auto* bench = benchmark::RegisterBenchmark(bench_name.c_str(), fn);
+  bench->UseManualTime()
+      ->Repetitions(std::max({1, opt.repetitions, spec.min_repetitions}))
       ->ComputeStatistics("min", stat_min)
       ->ComputeStatistics("max", stat_max)
       ->Unit(benchmark::kMicrosecond);
+  if (fixed_iterations)
+    bench->Iterations(*fixed_iterations);  // Google Benchmark refuses a warm-up time with it
+  else
+    bench->MinTime(opt.min_time_s)->MinWarmUpTime(warmup_s);
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();
   if (failure) std::rethrow_exception(failure);
@@ -344,6 +396,7 @@ bool Case::measure(const MeasureSpec& spec) {
     m.samples = it->second;
     m.stats = collector.stats[info.tag];
     m.value = m.stats.count("median") ? m.stats["median"] : m.samples.front();
+    add_robust_stats(m.stats, m.samples);
     m.higher_is_better = info.higher_is_better;
     m.role = info.role;
     m.headline = info.role == MetricRole::performance && (has_rate ? std::string(info.tag) != "time" : true);

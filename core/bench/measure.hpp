@@ -3,6 +3,11 @@
 // repetitions, aggregates (median, mean, stddev, cv, min, max) and --benchmark_filter are Google
 // Benchmark's. Added for GPUs: cold runs (L2 flushed before every sample), the SM clock measured
 // by a probe kernel after each repetition, NVML power/clock/temperature sampled during it.
+// Repetition length: Google Benchmark runs each repetition until its *timed* (manual) time reaches
+// the preset's min_time_s. When untimed work per sample dominates (an L2 flush or the stream hold
+// around a microsecond body) that would take many times min_time_s of wall time, so a pilot run
+// measures the wall time per sample and fixes the iteration count so that a repetition takes
+// about min_time_s of wall time instead (core/bench/case.cpp, Case::measure).
 #pragma once
 
 #include <cstddef>
@@ -36,6 +41,14 @@ struct MeasureSpec {
   // enqueued, so launch latency is not timed. Set true when the body synchronizes with the host
   // (blocking copies, host-side panels, library calls that wait): then it is timed as issued.
   bool sync = false;
+  // At least this many samples (Google Benchmark repetitions), above the preset's: host-timed
+  // metrics (launches, pageable copies) are noisy per sample, and their median and interquartile
+  // range need many samples to settle.
+  int min_repetitions = 0;
+  // > 0: each repetition runs at most this long even when the preset asks for more. For bodies
+  // of microseconds to milliseconds, whose per-repetition mean is settled after a few tens of
+  // milliseconds: a longer repetition adds time, not precision; more repetitions add precision.
+  double max_min_time_s = 0;
 };
 
 }  // namespace gpufact

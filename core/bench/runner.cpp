@@ -263,6 +263,7 @@ int run_bench(const Registry& registry, const BenchRequest& req, const std::atom
       r.artifact = e.artifact;
       r.axes = point.to_json();
       if (e.needs.gpus > 0) r.device = req.device;
+      const auto t_case = std::chrono::steady_clock::now();
       try {
         Case c(session, e, point, r);
         e.run(c);
@@ -276,12 +277,14 @@ int run_bench(const Registry& registry, const BenchRequest& req, const std::atom
         r.reason = ex.what();
       }
       if (interrupted && interrupted->load() && r.status == Status::error) r.reason = "interrupted";
+      r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_case).count();
       record(r, label);
       finished.push_back(r);
     }
     if (stopped) break;
     if (e.summarize && !finished.empty()) {
       Summary summary(session, e, finished);
+      const auto t_summary = std::chrono::steady_clock::now();
       try {
         e.summarize(summary);
       } catch (const std::exception& ex) {
@@ -292,6 +295,10 @@ int run_bench(const Registry& registry, const BenchRequest& req, const std::atom
         r.reason = std::string("summary failed: ") + ex.what();
         summary.add(r);
       }
+      // The hook's time goes to its first derived result, so per-experiment totals include it.
+      if (!summary.derived().empty())
+        summary.derived().front().elapsed_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t_summary).count();
       for (auto& d : summary.derived()) record(d, d.artifact + " " + d.axes.dump());
     }
   }

@@ -35,6 +35,7 @@ std::string format_value(double value, const std::string& unit) {
 }
 
 double relative_spread(const Metric& m) {
+  if (auto it = m.stats.find("spread"); it != m.stats.end()) return it->second;
   if (auto it = m.stats.find("cv"); it != m.stats.end()) return it->second;
   auto sd = m.stats.find("stddev"), mean = m.stats.find("mean");
   if (sd != m.stats.end() && mean != m.stats.end() && mean->second != 0) return sd->second / std::fabs(mean->second);
@@ -42,9 +43,10 @@ double relative_spread(const Metric& m) {
 }
 
 std::string format_spread(const Metric& m) {
-  // Unknown (no cv, no stddev and mean) is empty, not "±0.0%".
-  const bool known = m.stats.count("cv") || (m.stats.count("stddev") && m.stats.count("mean"));
-  if (!known || (m.samples.size() < 2 && !m.stats.count("cv"))) return {};
+  // Unknown (no spread, no cv, no stddev and mean) is empty, not "±0.0%".
+  const bool given = m.stats.count("spread") || m.stats.count("cv");
+  const bool known = given || (m.stats.count("stddev") && m.stats.count("mean"));
+  if (!known || (m.samples.size() < 2 && !given)) return {};
   char buf[32];
   std::snprintf(buf, sizeof buf, "±%.1f%%", 100.0 * relative_spread(m));
   return buf;

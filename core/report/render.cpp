@@ -4,6 +4,7 @@
 #include "core/report/format.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -45,6 +46,41 @@ std::vector<std::pair<std::string, std::vector<const Result*>>> by_artifact(cons
   return groups;
 }
 
+// Where the run's time went: wall time per experiment (cases and summaries), from each result's
+// elapsed_s. Older reports have none and get no table.
+void render_elapsed_table(const Report& report, std::ostream& out) {
+  struct Total {
+    int cases = 0;
+    double seconds = 0;
+    double slowest = 0;
+  };
+  std::vector<std::pair<std::string, Total>> totals;
+  double all = 0;
+  for (const auto& r : report.results) {
+    if (!r.elapsed_s) continue;
+    auto it = std::find_if(totals.begin(), totals.end(), [&](const auto& t) { return t.first == r.experiment; });
+    if (it == totals.end()) {
+      totals.emplace_back(r.experiment, Total{});
+      it = std::prev(totals.end());
+    }
+    if (r.artifact == r.experiment) ++it->second.cases;
+    it->second.seconds += *r.elapsed_s;
+    it->second.slowest = std::max(it->second.slowest, *r.elapsed_s);
+    all += *r.elapsed_s;
+  }
+  if (totals.empty()) return;
+  out << "\n## Wall time per experiment\n\n| experiment | cases | total (s) | share | slowest case (s) |\n"
+         "|---|---:|---:|---:|---:|\n";
+  char buf[160];
+  for (const auto& [key, t] : totals) {
+    std::snprintf(buf, sizeof buf, " %d | %.1f | %.0f%% | %.2f |", t.cases, t.seconds,
+                  all > 0 ? 100.0 * t.seconds / all : 0.0, t.slowest);
+    out << "| " << md_escape(key) << " |" << buf << "\n";
+  }
+  std::snprintf(buf, sizeof buf, "| all | | %.1f | 100%% | |\n", all);
+  out << buf;
+}
+
 }  // namespace
 
 void render_markdown(const Report& report, std::ostream& out) {
@@ -57,6 +93,11 @@ void render_markdown(const Report& report, std::ostream& out) {
   out << "- gpufact " << report.meta.value("version", "?") << ", preset " << report.meta.value("preset", "?")
       << ", started " << report.meta.value("started_utc", "?")
       << (report.meta.value("complete", false) ? "" : " (incomplete run)") << "\n";
+  const bool robust_spread = std::any_of(report.results.begin(), report.results.end(), [](const Result& r) {
+    return std::any_of(r.metrics.begin(), r.metrics.end(), [](const Metric& m) { return m.stats.count("spread"); });
+  });
+  if (robust_spread)
+    out << "- ±: half the interquartile range of the samples over their median (the value shown)\n";
 
   for (const auto& [artifact, results] : by_artifact(report)) {
     out << "\n## " << artifact << "\n\n";
@@ -135,6 +176,7 @@ void render_markdown(const Report& report, std::ostream& out) {
         if (m.published && !m.published->source.empty()) sources.insert(m.published->source);
     for (const auto& s : sources) out << "\nPublished: " << s << "\n";
   }
+  render_elapsed_table(report, out);
 }
 
 void render_csv(const Report& report, std::ostream& out) {

@@ -103,6 +103,7 @@ void to_json(nlohmann::json& j, const Result& r) {
        {"status", to_string(r.status)}, {"reason", r.reason}, {"metrics", r.metrics}};
   if (r.seed) j["seed"] = *r.seed;
   if (r.device) j["device"] = *r.device;
+  if (r.elapsed_s) j["elapsed_s"] = *r.elapsed_s;
   if (r.verification)
     j["verification"] = {{"method", r.verification->method},
                          {"error", r.verification->error},
@@ -118,6 +119,7 @@ void from_json(const nlohmann::json& j, Result& r) {
   r.reason = j.value("reason", "");
   if (j.contains("seed")) r.seed = j["seed"].get<std::uint64_t>();
   if (j.contains("device")) r.device = j["device"].get<int>();
+  if (j.contains("elapsed_s") && j["elapsed_s"].is_number()) r.elapsed_s = j["elapsed_s"].get<double>();
   r.metrics = j.value("metrics", std::vector<Metric>{});
   if (j.contains("verification")) {
     const auto& v = j["verification"];

@@ -32,7 +32,9 @@ struct Metric {
   std::string name;   // display name: "copy kernel bandwidth"
   std::string unit;   // "s", "GB/s", "GFLOP/s", "MHz", "W", "%", ...
   double value = 0.0;                   // the median for measured metrics
-  std::map<std::string, double> stats;  // median, mean, stddev, cv, min, max (Google Benchmark's aggregates)
+  // median, mean, stddev, cv, min, max (Google Benchmark's aggregates) and q1, q3, spread: the
+  // quartiles and half the interquartile range over the median, the spread the report shows.
+  std::map<std::string, double> stats;
   std::vector<double> samples;          // raw samples, one per repetition
   bool higher_is_better = false;
   bool headline = false;                // shown in summary tables and dashboards
@@ -54,6 +56,7 @@ struct Result {
   std::string reason;
   std::optional<std::uint64_t> seed;
   std::optional<int> device;
+  std::optional<double> elapsed_s;  // wall time of the case (or summary) in the run, seconds
   std::vector<Metric> metrics;
   std::optional<Verification> verification;
   nlohmann::json data = nlohmann::json::object();  // derived tables (fits, inferred sizes, ...)

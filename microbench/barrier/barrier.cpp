@@ -17,6 +17,7 @@
 #include "microbench/barrier/barrier_kernels.cuh"
 #include "microbench/barrier/coresidency.hpp"
 #include "microbench/launch/difference_method.hpp"
+#include "microbench/sampled_metric.hpp"
 
 #include <cmath>
 #include <functional>
@@ -142,6 +143,8 @@ void run_barrier(Case& c) {
   check_timeout();
 
   MeasureSpec one;
+
+  one.max_min_time_s = microbench_max_sample_s;
   one.name = "one";
   one.label = "1 round";
   one.timer = Timer::gpu_events;
@@ -149,6 +152,8 @@ void run_barrier(Case& c) {
   // launch queue and block the host, so they are timed as issued (host launch cost included when
   // it is the slower side, as for any code that relaunches per step).
   one.sync = !variant.in_kernel;
+  // Relaunches are paced by the host: noisier per sample, so more samples for the median.
+  if (!variant.in_kernel) one.min_repetitions = 15;
   one.body = [&](std::size_t) { enqueue(1); };
   MeasureSpec many = one;
   many.name = "many";
@@ -191,7 +196,7 @@ void run_barrier(Case& c) {
 // Per variant, the cost at the fewest blocks per SM measured, and how many in-kernel barriers a
 // relaunch costs (volkov08 §3.6: the flags barrier took a third to a quarter of a launch).
 void summarize(Summary& s) {
-  std::map<std::string, std::pair<std::int64_t, double>> fewest;  // variant -> (blocks_per_sm, s)
+  std::map<std::string, std::pair<std::int64_t, const Metric*>> fewest;  // variant -> (blocks_per_sm, metric)
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : s.results()) {
     if (r.status != Status::passed) continue;
@@ -202,7 +207,7 @@ void summarize(Summary& s) {
     rows.push_back({{"barrier", v}, {"blocks_per_sm", bps}, {"threads", r.axes.value("threads", 0)},
                     {"per_barrier_us", m->value * 1e6}});
     auto it = fewest.find(v);
-    if (it == fewest.end() || bps < it->second.first) fewest[v] = {bps, m->value};
+    if (it == fewest.end() || bps < it->second.first) fewest[v] = {bps, m};
   }
   if (fewest.empty()) return;
   Result d;
@@ -213,18 +218,21 @@ void summarize(Summary& s) {
   for (const auto& v : variants) {
     auto it = fewest.find(v.name);
     if (it == fewest.end()) continue;
-    d.metrics.push_back({.tag = std::string(v.name) + "/per_barrier",
-                         .name = std::string(v.label) + " at " + std::to_string(it->second.first) + " block(s)/SM",
-                         .unit = "s", .value = it->second.second, .higher_is_better = false, .headline = true,
-                         .role = MetricRole::derived});
+    d.metrics.push_back(with_spread_of(
+        {.tag = std::string(v.name) + "/per_barrier",
+         .name = std::string(v.label) + " at " + std::to_string(it->second.first) + " block(s)/SM", .unit = "s",
+         .value = it->second.second->value, .higher_is_better = false, .headline = true, .role = MetricRole::derived},
+        *it->second.second));
   }
-  if (fewest.count("relaunch") && fewest.count("flags") && fewest["flags"].second > 0 &&
+  if (fewest.count("relaunch") && fewest.count("flags") && fewest["flags"].second->value > 0 &&
       fewest["relaunch"].first == fewest["flags"].first)
     d.metrics.push_back({.tag = "relaunch_vs_flags", .name = "kernel relaunch / flags barrier", .unit = "x",
-                         .value = fewest["relaunch"].second / fewest["flags"].second, .higher_is_better = true,
+                         .value = fewest["relaunch"].second->value / fewest["flags"].second->value,
+                         .higher_is_better = true,
                          .headline = true, .role = MetricRole::derived,
                          .published = Published{3.5, "volkov08 §3.6: the barrier is 3–4× cheaper than a launch"}});
   d.data["per_barrier"] = rows;
+  flag_wide_spread(d);
   s.add(std::move(d));
 }
 
@@ -247,7 +255,7 @@ void register_barrier(Registry& registry) {
       {.name = "blocks_per_sm", .kind = AxisKind::integer,
        .help = "blocks per SM (blocks = this × SM count); in-kernel barriers are skipped above the co-resident "
                "maximum the occupancy API reports",
-       .defaults = "1,2,4,8,16", .quick = "1,4,16", .full = "1,2,4,8,12,16", .min = 1, .max = 64},
+       .defaults = "1,2,4,8,16", .quick = "1,4,16", .full = "1,2,4,8,16", .min = 1, .max = 64},
       {.name = "threads", .kind = AxisKind::integer, .help = "threads per block (multiple of 32)",
        .defaults = "128", .min = 32, .max = 1024},
       {.name = "rounds", .kind = AxisKind::integer, .help = "R of the difference method (T(R) − T(1))/(R − 1)",

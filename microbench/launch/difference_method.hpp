@@ -24,6 +24,10 @@ struct DifferenceEstimate {
   // sqrt(sd(T(many))² + sd(T(few))²) / (many − few) / value: the spread the two measurements'
   // own noise implies, independent of how the repetitions pair up.
   double propagated_cv = 0;
+  // The same with half interquartile ranges: sqrt(h(T(many))² + h(T(few))²) / (many − few) /
+  // |value|, h = (q3 − q1) / 2. The report's spread: robust to a few disturbed samples and,
+  // like the median difference itself, independent of the pairing.
+  double propagated_spread = 0;
 };
 
 // `few` and `many` are the units in each sample (1 and N); `t_few`, `t_many` the per-repetition
@@ -33,7 +37,7 @@ DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const s
 
 
 // A derived metric from an estimate: value, samples and stats (median = value, mean, stddev,
-// cv, min, max, cv_propagated).
+// cv, min, max, cv_propagated, spread = propagated_spread).
 Metric difference_metric(const DifferenceEstimate& d, std::string tag, std::string name, std::string unit);
 
 }  // namespace gpufact::microbench

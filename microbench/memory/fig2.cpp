@@ -191,8 +191,29 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
 
   if (!curve.plateaus.empty()) add_level(c, "l1_hit", "L1 hit latency", sw.values_in(curve.plateaus.front()), mhz);
   if (!curve.knees.empty()) add_capacity(c, "l1_capacity_bytes", "L1 capacity", curve.knees.front());
+  // L2 capacity by the midpoint rule, after a second pass at 8 points per octave around the
+  // crossing (a quarter octave beyond it on each side).
+  if (auto m = midpoint_crossing(sw.x, sw.y, curve)) {
+    const double lo = m->x_before * std::pow(2.0, -0.25);
+    const double top = std::min(m->x_after * std::pow(2.0, 0.25), static_cast<double>(hi));
+    for (double v = lo; v <= top; v *= std::pow(2.0, 1.0 / 8)) {
+      const auto b = static_cast<std::size_t>(std::llround(v / 128.0)) * 128;
+      if (!sw.has(static_cast<double>(b))) at(b);
+    }
+    curve = find_steps(sw.x, sw.y);
+    c.result().data["curve"] = curve_json(sw, curve, "bytes");
+  }
   if (curve.plateaus.size() >= 3) {
-    add_capacity(c, "l2_capacity_bytes", "L2 capacity (one SM)", curve.knees.back());
+    if (auto m = midpoint_crossing(sw.x, sw.y, curve)) {
+      c.add_metric(derived_metric("l2_capacity_bytes", "L2 capacity (one SM): size where half the accesses miss", "B",
+                                  m->bytes, false));
+      c.result().data["l2_capacity_bytes_interval"] = {m->x_before, m->x_after};
+      c.result().data["l2_capacity_rule"] = {{"rule", "latency halfway between the L2 and DRAM plateaus"},
+                                             {"l2_plateau_cycles", m->lower}, {"dram_plateau_cycles", m->upper},
+                                             {"midpoint_cycles", m->midpoint}, {"last_knee_bytes", curve.knees.back().x_below}};
+    } else {
+      add_capacity(c, "l2_capacity_bytes", "L2 capacity (one SM)", curve.knees.back());
+    }
     add_level(c, "l2_hit", "L2 hit latency, near and far lines mixed", sw.values_in(curve.plateaus[1]), mhz);
     add_level(c, "dram", "DRAM latency (stride 128 B, beyond L2)", sw.values_in(curve.plateaus.back()), mhz);
     if (curve.plateaus.size() > 3)
@@ -212,8 +233,9 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
 // Granularity: the stride from which latency stops rising (every access misses).
 double plateau_start(const StepCurve& c) { return c.plateaus.empty() ? 0.0 : c.plateaus.back().x_first; }
 
-// Sector and line: stride sweeps (ca on an array in L2 but not L1: L1 fill granularity; cg on
-// an array beyond L2: L2 fill granularity from DRAM) and a cold per-access trace at 4 B.
+// Sector and DRAM fetch: stride sweeps (ca on an array in L2 but not L1: L1 fill granularity; cg
+// on an array beyond L2: how many bytes one DRAM miss brings into L2, which on sm_90 is a pair of
+// 32 B sectors, less than the 128 B line (tag)) and a cold per-access trace at 4 B.
 void study_line(Case& c, StudyRunner& r) {
   cudaStream_t s = c.stream();
   const double l2 = static_cast<double>(c.session().gpu().l2_bytes);
@@ -237,7 +259,7 @@ void study_line(Case& c, StudyRunner& r) {
   if (cg.x.size() >= 3) {
     const auto curve = find_steps(cg.x, cg.y);
     c.result().data["cg_stride_curve_beyond_l2"] = curve_json(cg, curve, "stride");
-    c.add_metric(derived_metric("line_bytes", "L2 fill granularity from DRAM (cg stride sweep, array > 4 × L2)", "B",
+    c.add_metric(derived_metric("dram_fetch_bytes", "DRAM fetch granularity into L2 (cg stride sweep, array > 4 × L2)", "B",
                          plateau_start(curve), false));
   }
 
@@ -461,11 +483,11 @@ const std::vector<Row>& table_rows() {
       {"l2_near_ns", "L2 near-partition hit", "ns"},
       {"l2_far_cycles", "L2 far-partition hit", "cycles"},
       {"l2_far_ns", "L2 far-partition hit", "ns"},
-      {"l2_capacity_bytes", "L2 capacity (one SM)", "B", true},
+      {"l2_capacity_bytes", "L2 capacity (one SM, half the accesses miss)", "B", true},
       {"dram_cycles", "DRAM latency", "cycles"},
       {"dram_ns", "DRAM latency", "ns"},
       {"sector_bytes", "sector (L1 fill granularity)", "B"},
-      {"line_bytes", "line (L2 fill granularity from DRAM)", "B"},
+      {"dram_fetch_bytes", "DRAM fetch granularity into L2", "B"},
       {"tlb1_reach_bytes", "TLB level 1 reach", "B"},
       {"tlb1_entries", "TLB level 1 entries", ""},
       {"tlb1_page_bytes", "TLB level 1 page size", "B"},
@@ -500,7 +522,7 @@ void summarize_fig2(Summary& s) {
     for (const auto& m : r.metrics) found[m.tag] = {&r, &m};
   }
   int flagged = 0, rows = 0;
-  std::string flags;
+  std::string flags, flags_spread;
   for (const auto& row : table_rows()) {
     const auto it = found.find(row.quantity);
     if (it == found.end()) continue;
@@ -546,6 +568,9 @@ void summarize_fig2(Summary& s) {
         d.reason = "within the expected range (±10%)";
       }
     }
+    flag_wide_spread(d);
+    if (d.data.contains("wide_spread"))
+      flags_spread += (flags_spread.empty() ? "" : "; ") + row.label + " [" + row.unit + "]";
     ++rows;
     s.add(std::move(d));
   }
@@ -562,6 +587,7 @@ void summarize_fig2(Summary& s) {
   sum.data["gpu"] = gpu;
   sum.data["expected_table"] = expected.empty() ? "no built-in values for this GPU model" : "REFERENCE.md values";
   if (flagged) sum.reason = "outside the expected range: " + flags;
+  if (!flags_spread.empty()) sum.reason += (sum.reason.empty() ? "" : "; ") + std::string("spread over 2%: ") + flags_spread;
   s.add(std::move(sum));
 }
 

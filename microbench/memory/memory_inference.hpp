@@ -24,6 +24,23 @@ struct TlbLevel {
 };
 std::vector<TlbLevel> infer_tlb_levels(const std::vector<double>& strides, const std::vector<StepCurve>& curves);
 
+// Capacity of the level whose plateau ends at the curve's last big rise (L2 before DRAM), by
+// the midpoint rule: the size where the latency first reaches halfway between that plateau and
+// the last one, i.e. where half of the accesses miss. A knee (last size on the plateau) cannot
+// place it: the replacement policy and the L2 partitions make the rise gradual, spread over an
+// octave or more, and two points per octave straddle it. The lower plateau is the last one
+// between the first and the last that spans an octave (else the widest); the crossing is the
+// first point beyond it from which two consecutive points stay at or above the midpoint (one
+// noisy point does not cross), placed by linear interpolation in log size between it and the
+// point before.
+struct MidpointCrossing {
+  double bytes = 0;                    // interpolated size at the midpoint
+  double x_before = 0, x_after = 0;    // the measured sizes around it
+  double lower = 0, upper = 0, midpoint = 0;  // plateau levels and their mean (cycles)
+};
+std::optional<MidpointCrossing> midpoint_crossing(const std::vector<double>& x, const std::vector<double>& y,
+                                                  const StepCurve& curve);
+
 struct Expectation {
   std::string quantity;  // "l1_hit_cycles", "l1_capacity_bytes", ...
   double low = 0, high = 0;

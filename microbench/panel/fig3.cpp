@@ -21,6 +21,7 @@
 #include "kernels/lu/tslu.cuh"
 #include "kernels/memory/copy.cuh"
 #include "microbench/panel/panel_model.hpp"
+#include "microbench/sampled_metric.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -72,6 +73,8 @@ void run_panel(Case& c) {
   };
 
   MeasureSpec spec;
+
+  spec.max_min_time_s = microbench_max_sample_s;
   spec.flops = flops;
   spec.setup = restore;
 
@@ -168,6 +171,8 @@ void run_panel(Case& c) {
   spec.name = "cpu";
   spec.label = "OpenBLAS sgetrf + transfers";
   spec.sync = true;
+  // Host threads and page faults disturb single samples: more of them for the median.
+  spec.min_repetitions = 11;
   spec.body = [&](std::size_t) {
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(host_panel.data(), work.data(), bytes, cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -181,6 +186,7 @@ void run_panel(Case& c) {
   DeviceBuffer<unsigned char> word(8);
   constexpr int kLaunches = 1000, kRounds = 1000;
   MeasureSpec launches;
+  launches.max_min_time_s = microbench_max_sample_s;
   launches.timer = Timer::host_wall;
   launches.sync = true;
   for (int k : {1, kLaunches}) {
@@ -195,6 +201,7 @@ void run_panel(Case& c) {
   const std::size_t stream_bytes = std::size_t{256} << 20;
   DeviceBuffer<unsigned char> from(stream_bytes), to(stream_bytes);
   MeasureSpec stream;
+  stream.max_min_time_s = microbench_max_sample_s;
   stream.name = "stream";
   stream.label = "256 MiB device copy";
   stream.bytes = 2.0 * stream_bytes;
@@ -202,6 +209,7 @@ void run_panel(Case& c) {
   (void)c.measure(stream);
   const int barrier_blocks = kernels::getf2_persistent_blocks(m);
   MeasureSpec barrier;
+  barrier.max_min_time_s = microbench_max_sample_s;
   for (int r : {1, kRounds + 1}) {
     barrier.name = "gridsync" + std::to_string(r);
     barrier.label = std::to_string(r) + " grid.sync";
