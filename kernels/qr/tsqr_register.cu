@@ -8,23 +8,20 @@
 namespace gpufact::kernels {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
 
-template <class T, int W>
+template <class T, int W, int TH>
 struct Shape {
-  // 64 FP32 or 32 FP64 entries per thread: ~64 data registers, two blocks per SM.
+  // 64 FP32 or 32 FP64 entries per thread: ~64 data registers.
   static constexpr int rows_per_thread = (sizeof(T) == 4 ? 64 : 32) / W;
-  static constexpr int block_rows = kThreads * rows_per_thread;
   static constexpr int log_width = W == 16 ? 4 : 5;
 };
 
 // Per-warp column sums and row j of the block, both double-buffered across reflectors: a warp
 // that runs ahead into the next reflector writes the other buffer, so one barrier per reflector
 // suffices.
-template <class T, int W>
+template <class T, int W, int TH>
 struct Scratch {
-  T partial[2][kWarps][W];
+  T partial[2][(TH / 32)][W];
   T pivot[2][W];
 };
 
@@ -50,9 +47,9 @@ __device__ __forceinline__ void butterfly(T (&p)[W], int lane) {
 // partner's copy of the same half, so W columns cost about W shuffles, not 5·W; lane L then
 // holds column L >> (5 − log W). After one barrier every warp adds up the warps' partials
 // itself: the result, column L mod W, is in lane L (column_sum reads it).
-template <class T, int W>
-__device__ __forceinline__ T block_column_sums(T (&p)[W], Scratch<T, W>& s, int parity) {
-  constexpr int kShift = 5 - Shape<T, W>::log_width;
+template <class T, int W, int TH>
+__device__ __forceinline__ T block_column_sums(T (&p)[W], Scratch<T, W, TH>& s, int parity) {
+  constexpr int kShift = 5 - Shape<T, W, TH>::log_width;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   butterfly<T, W, W / 2>(p, lane);
   T x = p[0];
@@ -62,7 +59,7 @@ __device__ __forceinline__ T block_column_sums(T (&p)[W], Scratch<T, W>& s, int 
   __syncthreads();
   T sum = 0;
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) sum += s.partial[parity][w][lane % W];
+  for (int w = 0; w < (TH / 32); ++w) sum += s.partial[parity][w][lane % W];
   return sum;
 }
 
@@ -71,15 +68,15 @@ __device__ __forceinline__ T column_sum(T sums, int k) {
   return __shfl_sync(0xffffffffu, sums, k);
 }
 
-// Thread t holds rows t + i·kThreads of the block in x[i]; rows ≥ `rows` and columns ≥ n are zero.
-template <class T, int W>
-using Rows = T[Shape<T, W>::rows_per_thread][W];
+// Thread t holds rows t + i·TH of the block in x[i]; rows ≥ `rows` and columns ≥ n are zero.
+template <class T, int W, int TH>
+using Rows = T[Shape<T, W, TH>::rows_per_thread][W];
 
-template <class T, int W, bool kFresh>
-__device__ __forceinline__ void load_rows(Rows<T, W>& x, const T* src, std::int64_t ld, int rows, int n) {
+template <class T, int W, int TH, bool kFresh>
+__device__ __forceinline__ void load_rows(Rows<T, W, TH>& x, const T* src, std::int64_t ld, int rows, int n) {
 #pragma unroll
-  for (int i = 0; i < Shape<T, W>::rows_per_thread; ++i) {
-    const int r = threadIdx.x + i * kThreads;
+  for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i) {
+    const int r = threadIdx.x + i * TH;
 #pragma unroll
     for (int k = 0; k < W; ++k) {
       const bool in = r < rows && k < n;
@@ -89,11 +86,11 @@ __device__ __forceinline__ void load_rows(Rows<T, W>& x, const T* src, std::int6
   }
 }
 
-template <class T, int W>
-__device__ __forceinline__ void store_rows(const Rows<T, W>& x, T* dst, std::int64_t ld, int rows, int n) {
+template <class T, int W, int TH>
+__device__ __forceinline__ void store_rows(const Rows<T, W, TH>& x, T* dst, std::int64_t ld, int rows, int n) {
 #pragma unroll
-  for (int i = 0; i < Shape<T, W>::rows_per_thread; ++i) {
-    const int r = threadIdx.x + i * kThreads;
+  for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i) {
+    const int r = threadIdx.x + i * TH;
 #pragma unroll
     for (int k = 0; k < W; ++k)
       if (r < rows && k < n) dst[r + k * ld] = x[i][k];
@@ -101,8 +98,8 @@ __device__ __forceinline__ void store_rows(const Rows<T, W>& x, T* dst, std::int
 }
 
 // R (the top n rows, zeros below the diagonal) to dst; rows 0 … n−1 live in x[0] of threads 0 … n−1.
-template <class T, int W>
-__device__ __forceinline__ void store_r(const Rows<T, W>& x, T* dst, std::int64_t ld, int n) {
+template <class T, int W, int TH>
+__device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::int64_t ld, int n) {
   const int t = threadIdx.x;
   if (t >= n) return;
 #pragma unroll
@@ -115,9 +112,9 @@ __device__ __forceinline__ void store_r(const Rows<T, W>& x, T* dst, std::int64_
 // instruction cache and every reflector then waits on instruction fetch. Column j is picked out
 // of the registers by compile-time selects instead of a dynamic index (which would put x in
 // local memory).
-template <class T, int W>
-__device__ __forceinline__ void factor_block(Rows<T, W>& x, int n, T* tau, Scratch<T, W>& s) {
-  constexpr int R = Shape<T, W>::rows_per_thread;
+template <class T, int W, int TH>
+__device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, Scratch<T, W, TH>& s) {
+  constexpr int R = Shape<T, W, TH>::rows_per_thread;
   const int t = threadIdx.x;
 #pragma unroll 1
   for (int j = 0; j < n; ++j) {
@@ -129,7 +126,7 @@ __device__ __forceinline__ void factor_block(Rows<T, W>& x, int n, T* tau, Scrat
 #pragma unroll
       for (int k = 0; k < W; ++k)
         if (k == j) c = x[i][k];
-      below[i] = t + i * kThreads > j ? c : T(0);
+      below[i] = t + i * TH > j ? c : T(0);
     }
     // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
     T p[W];
@@ -145,7 +142,7 @@ __device__ __forceinline__ void factor_block(Rows<T, W>& x, int n, T* tau, Scrat
 #pragma unroll
       for (int k = 0; k < W; ++k) pivot[k] = x[0][k];
     }
-    const T sums = block_column_sums<T, W>(p, s, j & 1);
+    const T sums = block_column_sums<T, W, TH>(p, s, j & 1);
     const T alpha = pivot[j], sigma = column_sum(sums, j);
     T tau_j = 0, beta = alpha, scale = 0;
     if (sigma != T(0)) {
@@ -163,7 +160,7 @@ __device__ __forceinline__ void factor_block(Rows<T, W>& x, int n, T* tau, Scrat
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const bool is_below = t + i * kThreads > j;
+      const bool is_below = t + i * TH > j;
       const T v = below[i] * scale;
 #pragma unroll
       for (int k = 0; k < W; ++k) {
@@ -180,17 +177,17 @@ __device__ __forceinline__ void factor_block(Rows<T, W>& x, int n, T* tau, Scrat
 }
 
 // x ← H_0 H_1 … H_{n−1} x, the block's reflectors (v below the diagonal of `v`, `rows` rows).
-template <class T, int W>
-__device__ __forceinline__ void apply_q_block(Rows<T, W>& x, const T* v, std::int64_t ldv, int rows, int n,
-                                              const T* tau, Scratch<T, W>& s) {
-  constexpr int R = Shape<T, W>::rows_per_thread;
+template <class T, int W, int TH>
+__device__ __forceinline__ void apply_q_block(Rows<T, W, TH>& x, const T* v, std::int64_t ldv, int rows, int n,
+                                              const T* tau, Scratch<T, W, TH>& s) {
+  constexpr int R = Shape<T, W, TH>::rows_per_thread;
   const int t = threadIdx.x;
 #pragma unroll 1
   for (int j = n - 1; j >= 0; --j) {
     T vr[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int r = t + i * kThreads;
+      const int r = t + i * TH;
       vr[i] = r == j ? T(1) : (r > j && r < rows ? v[r + j * ldv] : T(0));
     }
     T p[W];
@@ -201,7 +198,7 @@ __device__ __forceinline__ void apply_q_block(Rows<T, W>& x, const T* v, std::in
       for (int i = 0; i < R; ++i)
         if (k < n) p[k] += vr[i] * x[i][k];
     }
-    const T sums = block_column_sums<T, W>(p, s, j & 1);
+    const T sums = block_column_sums<T, W, TH>(p, s, j & 1);
     const T tau_j = tau[j];
     T tw[W];
 #pragma unroll
@@ -218,30 +215,30 @@ __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTr
   return leaf * tree.m / tree.nodes[0];
 }
 
-template <class T, int W>
-__global__ void __launch_bounds__(kThreads, W == 16 ? 2 : 1)
+template <class T, int W, int TH>
+__global__ void __launch_bounds__(TH, (W == 16 ? 2 : 1) * 256 / TH)
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
                        T* r, std::int64_t ldr, const TsqrTreeArgs tree) {
-  __shared__ Scratch<T, W> s;
+  __shared__ Scratch<T, W, TH> s;
   __shared__ int last;
   const int n = tree.n;
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n;
-  Rows<T, W> x;
+  Rows<T, W, TH> x;
 
   int node = blockIdx.x;
   const std::int64_t row0 = leaf_row(node, tree);
-  load_rows<T, W, false>(x, a + row0, lda, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
-  factor_block<T, W>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s);
-  store_rows<T, W>(x, v + row0, ldv, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
+  load_rows<T, W, TH, false>(x, a + row0, lda, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
+  factor_block<T, W, TH>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s);
+  store_rows<T, W, TH>(x, v + row0, ldv, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
 
   for (int level = 0;; ++level) {
     if (level == tree.levels) {
-      store_r<T, W>(x, r, ldr, n);
+      store_r<T, W, TH>(x, r, ldr, n);
       return;
     }
     const int parent = node / tree.fan_in;
     T* stack = stacks + tree.stack_offset[level + 1] + static_cast<std::int64_t>(parent) * stack_ld * n;
-    store_r<T, W>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
+    store_r<T, W, TH>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
     const int kids = min(tree.fan_in, tree.nodes[level] - parent * tree.fan_in);
     // Publish this block's R, then count it in; the last of the node's children factors the node.
     __threadfence();
@@ -252,25 +249,25 @@ __global__ void __launch_bounds__(kThreads, W == 16 ? 2 : 1)
     if (!last) return;
     __threadfence();
     node = parent;
-    load_rows<T, W, true>(x, stack, stack_ld, kids * n, n);
-    factor_block<T, W>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s);
-    store_rows<T, W>(x, stack, stack_ld, kids * n, n);
+    load_rows<T, W, TH, true>(x, stack, stack_ld, kids * n, n);
+    factor_block<T, W, TH>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s);
+    store_rows<T, W, TH>(x, stack, stack_ld, kids * n, n);
   }
 }
 
 // One tree level of the explicit Q, root first: each node's top n rows come from its slot of the
 // parent's output (the identity at the root), the rest are zero; the node's reflectors are applied
 // and the result goes to the node's output stack (tree levels) or to Q (leaves).
-template <class T, int W>
-__global__ void __launch_bounds__(kThreads, W == 16 ? 2 : 1)
+template <class T, int W, int TH>
+__global__ void __launch_bounds__(TH, (W == 16 ? 2 : 1) * 256 / TH)
     tsqr_form_q_kernel(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
                        std::int64_t ldq, const TsqrTreeArgs tree, int level) {
-  __shared__ Scratch<T, W> s;
+  __shared__ Scratch<T, W, TH> s;
   const int n = tree.n, node = blockIdx.x, t = threadIdx.x;
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n, stack_size = stack_ld * n;
-  Rows<T, W> x;
+  Rows<T, W, TH> x;
 #pragma unroll
-  for (int i = 0; i < Shape<T, W>::rows_per_thread; ++i)
+  for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i)
 #pragma unroll
     for (int k = 0; k < W; ++k) x[i][k] = T(0);
   if (level == tree.levels) {
@@ -288,12 +285,12 @@ __global__ void __launch_bounds__(kThreads, W == 16 ? 2 : 1)
   if (level == 0) {
     const std::int64_t row0 = leaf_row(node, tree);
     const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
-    apply_q_block<T, W>(x, v + row0, ldv, rows, n, node_tau, s);
-    store_rows<T, W>(x, q + row0, ldq, rows, n);
+    apply_q_block<T, W, TH>(x, v + row0, ldv, rows, n, node_tau, s);
+    store_rows<T, W, TH>(x, q + row0, ldq, rows, n);
   } else {
     const int rows = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n;
-    apply_q_block<T, W>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s);
-    store_rows<T, W>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
+    apply_q_block<T, W, TH>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s);
+    store_rows<T, W, TH>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
   }
 }
 
@@ -305,7 +302,9 @@ void check_tree(const TsqrTreeArgs& tree) {
                                 std::to_string(kTsqrMaxWidth));
   if (tree.levels < 0 || tree.levels > kTsqrMaxLevels || tree.nodes[tree.levels] != 1 || tree.nodes[0] < 1)
     throw std::invalid_argument("register TSQR: malformed tree (levels " + std::to_string(tree.levels) + ")");
-  if ((tree.m + tree.nodes[0] - 1) / tree.nodes[0] > tsqr_register_block_rows<T>(w))
+  if (tree.threads != 128 && tree.threads != 256)
+    throw std::invalid_argument("register TSQR: " + std::to_string(tree.threads) + " threads per block; 128 or 256");
+  if ((tree.m + tree.nodes[0] - 1) / tree.nodes[0] > tsqr_register_block_rows<T>(w, tree.threads))
     throw std::invalid_argument("register TSQR: " + std::to_string(tree.nodes[0]) + " leaves cannot hold " +
                                 std::to_string(tree.m) + " rows");
 }
@@ -318,12 +317,9 @@ int tsqr_register_width(int n) {
 }
 
 template <class T>
-int tsqr_register_block_rows(int width) {
-  switch (width) {
-    case 16: return Shape<T, 16>::block_rows;
-    case 32: return Shape<T, 32>::block_rows;
-    default: return 0;
-  }
+int tsqr_register_block_rows(int width, int threads) {
+  if ((width != 16 && width != 32) || (threads != 128 && threads != 256)) return 0;
+  return threads * (sizeof(T) == 4 ? 64 : 32) / width;
 }
 
 template <class T>
@@ -335,9 +331,13 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof(unsigned) * tree.counter_offset[tree.levels] +
                                                         sizeof(unsigned) * tree.nodes[tree.levels], stream));
   const dim3 grid(static_cast<unsigned>(tree.nodes[0]));
-  switch (tsqr_register_width(tree.n)) {
-    case 16: tsqr_factor_kernel<T, 16><<<grid, kThreads, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree); break;
-    default: tsqr_factor_kernel<T, 32><<<grid, kThreads, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree); break;
+  const int w = tsqr_register_width(tree.n);
+  if (tree.threads == 128) {
+    if (w == 16) tsqr_factor_kernel<T, 16, 128><<<grid, 128, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
+    else tsqr_factor_kernel<T, 32, 128><<<grid, 128, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
+  } else {
+    if (w == 16) tsqr_factor_kernel<T, 16, 256><<<grid, 256, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
+    else tsqr_factor_kernel<T, 32, 256><<<grid, 256, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
   }
   GPUFACT_CHECK_LAUNCH();
 }
@@ -348,16 +348,20 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
   check_tree<T>(tree);
   for (int level = tree.levels; level >= 0; --level) {
     const dim3 grid(static_cast<unsigned>(tree.nodes[level]));
-    switch (tsqr_register_width(tree.n)) {
-      case 16: tsqr_form_q_kernel<T, 16><<<grid, kThreads, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level); break;
-      default: tsqr_form_q_kernel<T, 32><<<grid, kThreads, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level); break;
+    const int w = tsqr_register_width(tree.n);
+    if (tree.threads == 128) {
+      if (w == 16) tsqr_form_q_kernel<T, 16, 128><<<grid, 128, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level);
+      else tsqr_form_q_kernel<T, 32, 128><<<grid, 128, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level);
+    } else {
+      if (w == 16) tsqr_form_q_kernel<T, 16, 256><<<grid, 256, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level);
+      else tsqr_form_q_kernel<T, 32, 256><<<grid, 256, 0, stream>>>(v, ldv, stacks, tau, q_stacks, q, ldq, tree, level);
     }
     GPUFACT_CHECK_LAUNCH();
   }
 }
 
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
-  template int tsqr_register_block_rows<T>(int);                                                                  \
+  template int tsqr_register_block_rows<T>(int, int);                                                                  \
   template void launch_tsqr_register_factor<T>(const T*, std::int64_t, T*, std::int64_t, T*, T*, unsigned*, T*,    \
                                                std::int64_t, const TsqrTreeArgs&, cudaStream_t);                  \
   template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \

@@ -29,6 +29,7 @@ constexpr int kTsqrMaxWidth = 32;
 struct TsqrTreeArgs {
   std::int64_t m = 0;
   int n = 0;
+  int threads = 256;  // per block: 128 or 256
   int fan_in = 0;  // R's stacked per node
   int levels = 0;  // tree levels above the leaves (0: one leaf, which is the root)
   int nodes[kTsqrMaxLevels + 1] = {};                  // nodes[0]: leaves
@@ -39,9 +40,10 @@ struct TsqrTreeArgs {
 
 // The register width a panel of n columns runs at (16 or 32), 0 when n > 32 or n < 1.
 int tsqr_register_width(int n);
-// Rows one block holds at that width: 256 threads × (64 / width) rows (FP32), half in FP64.
+// Rows one block of `threads` (128 or 256) holds at that width: threads × 64 / width rows (FP32),
+// half in FP64; 0 for a width or thread count not compiled.
 template <class T>
-int tsqr_register_block_rows(int width);
+int tsqr_register_block_rows(int width, int threads);
 
 // Factors A (m × n, lda ≥ m, only read): V and the leaves' R into v (m × n, ldv ≥ m), the tree's
 // stacks (V and R of each node) into `stacks`, taus into `tau`, the final R (n × n, zeros
