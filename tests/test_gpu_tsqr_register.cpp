@@ -104,5 +104,27 @@ TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {
   this->expect_valid_qr(a, {this->download(dq, m, n), first_r}, "third call");
 }
 
+// CAQR from register TSQR panels: several panels (the last narrower), trailing updates through
+// one- and two-level trees, square and odd shapes.
+TYPED_TEST(GpuTsqrRegister, CaqrFactorsAnyWidth) {
+  using T = TypeParam;
+  struct Shape {
+    std::int64_t m, n;
+  };
+  for (const Shape s : {Shape{40, 40}, Shape{300, 300}, Shape{1000, 100}, Shape{5000, 33}, Shape{8192, 64},
+                        Shape{8192, 200}, Shape{110592, 100}, Shape{300000, 48}}) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
+    const auto a = this->random(s.m, s.n, 4321 + static_cast<std::uint64_t>(s.m + s.n));
+    auto da = this->upload(a);
+    auto dq = this->poisoned(static_cast<std::size_t>(s.m * s.n));
+    auto dr = this->poisoned(static_cast<std::size_t>(s.n * s.n));
+    CaqrRegisterPlan<T> plan(s.m, s.n);
+    plan.run(da.data(), s.m, dq.data(), s.m, dr.data(), s.n, this->stream_);
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(this->stream_));
+    EXPECT_EQ(this->difference(this->download(da, s.m, s.n), a, 1.0), 0.0) << "A must be left untouched";
+    this->expect_valid_qr(a, {this->download(dq, s.m, s.n), this->download(dr, s.n, s.n)}, "CAQR");
+  }
+}
+
 }  // namespace
 }  // namespace gpufact::factorizations

@@ -162,7 +162,10 @@ TEST(QrCrossover, InterpolatesWhereTheSpeedupFallsToOne) {
 
 TEST(QrMethods, TableNamesFlopsAndOpenblasRun) {
   const auto names = qr_method_names();
-  ASSERT_EQ(names, (std::vector<std::string>{"cusolver", "blas2_gpu", "caqr", "caqr_blocked", "openblas", "cholqr2"}));
+  ASSERT_EQ(names, (std::vector<std::string>{"cusolver", "blas2_gpu", "caqr", "caqr_blocked", "tsqr_register",
+                                             "caqr_register", "openblas", "cholqr2"}));
+  EXPECT_EQ(qr_method<float>("tsqr_register").max_width, 32);
+  EXPECT_EQ(qr_method<float>("caqr").max_width, 0);
   EXPECT_THROW(qr_method<float>("nope"), std::invalid_argument);
   EXPECT_DOUBLE_EQ(qr_explicit_flops(8192, 64), 2 * (2.0 * 8192 * 64 * 64 - 2.0 * 64 * 64 * 64 / 3));
   const auto& openblas = qr_method<float>("openblas");

@@ -1,5 +1,8 @@
 #include "factorizations/caqr/tsqr_register.hpp"
 
+#include "core/cuda/check.hpp"
+
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -97,6 +100,104 @@ void TsqrRegisterPlan<T>::form_q(T* q, std::int64_t ldq, cudaStream_t s) {
                                           tree_, s);
 }
 
+namespace {
+struct PanelSizes {
+  std::size_t stacks = 0, tau = 0, counters = 0;
+};
+// Panels of 32 columns (the last narrower), each a TSQR of the rows from its first column down.
+template <class T>
+std::vector<kernels::TsqrTreeArgs> caqr_panel_trees(std::int64_t m, std::int64_t n) {
+  if (n < 1 || m < n)
+    throw std::invalid_argument("register CAQR: " + std::to_string(m) + " × " + std::to_string(n) + "; needs m ≥ n ≥ 1");
+  std::vector<kernels::TsqrTreeArgs> trees;
+  for (std::int64_t c0 = 0; c0 < n; c0 += kernels::kTsqrMaxWidth)
+    trees.push_back(tree_for<T>(m - c0, std::min<std::int64_t>(kernels::kTsqrMaxWidth, n - c0)));
+  return trees;
+}
+}  // namespace
+
+template <class T>
+CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n_(n) {
+  std::size_t stacks = 0, tau = 0, counters = 0;
+  std::int64_t c0 = 0;
+  for (const auto& tree : caqr_panel_trees<T>(m, n)) {
+    const auto sizes = tsqr_tree_sizes(tree);
+    panels_.push_back({c0, tree, stacks, tau});
+    stacks += sizes.stacks;
+    tau += sizes.tau;
+    counters = std::max(counters, sizes.counters);
+    c0 += tree.n;
+  }
+  work_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
+  stacks_ = DeviceBuffer<T>(stacks);
+  tau_ = DeviceBuffer<T>(tau);
+  counters_ = DeviceBuffer<unsigned>(counters);
+}
+
+template <class T>
+std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n) {
+  std::size_t count = static_cast<std::size_t>(m * n), counters = 0;
+  for (const auto& tree : caqr_panel_trees<T>(m, n)) {
+    const auto sizes = tsqr_tree_sizes(tree);
+    count += sizes.stacks + sizes.tau;
+    counters = std::max(counters, sizes.counters);
+  }
+  return count * sizeof(T) + counters * sizeof(unsigned);
+}
+
+template <class T>
+int CaqrRegisterPlan<T>::launches() const {
+  int count = 3;  // copy of A, identity, copy of R's upper part
+  for (const auto& p : panels_) {
+    const bool trailing = p.col0 + p.tree.n < n_;
+    count += 1 + (trailing ? 1 + p.tree.levels : 0) + 1 + p.tree.levels;
+  }
+  return count;
+}
+
+template <class T>
+void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr,
+                              cudaStream_t s) {
+  const std::int64_t m = m_, n = n_;
+  T* w = work_.data();
+  GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(w, static_cast<std::size_t>(m) * sizeof(T), a, static_cast<std::size_t>(lda) * sizeof(T),
+                                       static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(n),
+                                       cudaMemcpyDeviceToDevice, s));
+  for (const auto& p : panels_) {
+    T* panel = w + p.col0 + p.col0 * m;
+    // Each panel's root R straight into R; the rows above it come from the trailing updates.
+    kernels::launch_tsqr_register_factor<T>(panel, m, panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
+                                            counters_.data(), r + p.col0 + p.col0 * ldr, ldr, p.tree, s);
+    const std::int64_t c1 = p.col0 + p.tree.n;
+    if (c1 < n)
+      kernels::launch_caqr_register_apply<T>(panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
+                                             w + p.col0 + c1 * m, m, n - c1, p.tree, true, s);
+  }
+  // R above each panel's diagonal block: rows [0, col0) of its columns, as the updates left them.
+  for (const auto& p : panels_)
+    if (p.col0 > 0)
+      GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(r + p.col0 * ldr, static_cast<std::size_t>(ldr) * sizeof(T), w + p.col0 * m,
+                                           static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(p.col0) * sizeof(T),
+                                           static_cast<std::size_t>(p.tree.n), cudaMemcpyDeviceToDevice, s));
+  // Zeros below the panels' diagonal blocks: rows [c1, n) of each panel's columns.
+  for (const auto& p : panels_) {
+    const std::int64_t c1 = p.col0 + p.tree.n;
+    if (c1 < n)
+      GPUFACT_CUDA_CHECK(cudaMemset2DAsync(r + c1 + p.col0 * ldr, static_cast<std::size_t>(ldr) * sizeof(T), 0,
+                                           static_cast<std::size_t>(n - c1) * sizeof(T), static_cast<std::size_t>(p.tree.n), s));
+  }
+  // Q = Q_0 Q_1 … Q_{P−1} [I; 0]: the last panel first, each on rows and columns from its col0.
+  kernels::launch_caqr_register_identity<T>(q, ldq, m, n, s);
+  for (auto it = panels_.rbegin(); it != panels_.rend(); ++it) {
+    const auto& p = *it;
+    kernels::launch_caqr_register_apply<T>(w + p.col0 + p.col0 * m, m, stacks_.data() + p.stack_offset,
+                                           tau_.data() + p.tau_offset, q + p.col0 + p.col0 * ldq, ldq, n - p.col0, p.tree,
+                                           false, s);
+  }
+}
+
+template class CaqrRegisterPlan<float>;
+template class CaqrRegisterPlan<double>;
 template class TsqrRegisterPlan<float>;
 template class TsqrRegisterPlan<double>;
 

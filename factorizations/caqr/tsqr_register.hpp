@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace gpufact::factorizations {
 
@@ -42,6 +43,31 @@ class TsqrRegisterPlan {
  private:
   kernels::TsqrTreeArgs tree_;
   DeviceBuffer<T> v_, stacks_, q_stacks_, tau_;
+  DeviceBuffer<unsigned> counters_;
+};
+
+// CAQR (anderson10 §IV) built from register TSQR panels of up to 32 columns: each panel is
+// factored by one launch (leaves and tree), the trailing columns get its Qᵀ (one launch for the
+// leaves, one per tree level), and Q is formed by applying the panels in reverse order to the
+// identity. A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
+template <class T>
+class CaqrRegisterPlan {
+ public:
+  CaqrRegisterPlan(std::int64_t m, std::int64_t n);
+  static std::size_t workspace_bytes(std::int64_t m, std::int64_t n);
+  std::size_t panels() const { return panels_.size(); }
+  int launches() const;
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s);
+
+ private:
+  struct Panel {
+    std::int64_t col0 = 0;
+    kernels::TsqrTreeArgs tree;
+    std::size_t stack_offset = 0, tau_offset = 0;
+  };
+  std::int64_t m_, n_;
+  std::vector<Panel> panels_;
+  DeviceBuffer<T> work_, stacks_, tau_;
   DeviceBuffer<unsigned> counters_;
 };
 

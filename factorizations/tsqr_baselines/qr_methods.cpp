@@ -268,6 +268,23 @@ class TsqrRegisterQrPlan final : public QrPlan<T> {
   TsqrRegisterPlan<T> plan_;
 };
 
+// CAQR from register TSQR panels (factorizations/caqr/tsqr_register.hpp), any width.
+template <class T>
+class CaqrRegisterQrPlan final : public QrPlan<T> {
+ public:
+  CaqrRegisterQrPlan(std::int64_t m, std::int64_t n) : plan_(m, n) {}
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    plan_.run(a, lda, q, ldq, r, ldr, s);
+  }
+  std::string failure(cudaStream_t s) override {
+    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    return {};
+  }
+
+ private:
+  CaqrRegisterPlan<T> plan_;
+};
+
 // LAPACK geqrf + orgqr (OpenBLAS) on the host, all online cores, host memory, no transfers.
 template <class T>
 class OpenblasPlan final : public QrPlan<T> {
@@ -324,6 +341,9 @@ std::vector<QrMethod<T>> make_table() {
        },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<TsqrRegisterQrPlan<T>>(m, n); },
        kernels::kTsqrMaxWidth},
+      {"caqr_register", "CAQR, register TSQR panels (GPU)", {true, QrMemory::device}, false,
+       [bytes](std::int64_t m, std::int64_t n) { return bytes(0) + CaqrRegisterPlan<T>::workspace_bytes(m, n); },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrRegisterQrPlan<T>>(m, n); }},
       {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
        [](std::int64_t, std::int64_t) { return std::size_t{0}; },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<OpenblasPlan<T>>(m, n); }},

@@ -2,6 +2,7 @@
 
 #include "core/cuda/check.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -176,14 +177,17 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
   }
 }
 
-// x ← H_0 H_1 … H_{n−1} x, the block's reflectors (v below the diagonal of `v`, `rows` rows).
+// x ← H_0 H_1 … H_{w−1} x (backward: H_{w−1} applied first, as orgqr) or x ← H_{w−1} … H_0 x
+// (forward: Qᵀx), with the block's w reflectors (v below the diagonal of `v`, `rows` rows) on the
+// first xc columns of x.
 template <class T, int W, int TH>
-__device__ __forceinline__ void apply_q_block(Rows<T, W, TH>& x, const T* v, std::int64_t ldv, int rows, int n,
-                                              const T* tau, Scratch<T, W, TH>& s) {
+__device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::int64_t ldv, int rows, int w, int xc,
+                                            const T* tau, Scratch<T, W, TH>& s, bool forward) {
   constexpr int R = Shape<T, W, TH>::rows_per_thread;
   const int t = threadIdx.x;
 #pragma unroll 1
-  for (int j = n - 1; j >= 0; --j) {
+  for (int step = 0; step < w; ++step) {
+    const int j = forward ? step : w - 1 - step;
     T vr[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
@@ -196,9 +200,9 @@ __device__ __forceinline__ void apply_q_block(Rows<T, W, TH>& x, const T* v, std
       p[k] = T(0);
 #pragma unroll
       for (int i = 0; i < R; ++i)
-        if (k < n) p[k] += vr[i] * x[i][k];
+        if (k < xc) p[k] += vr[i] * x[i][k];
     }
-    const T sums = block_column_sums<T, W, TH>(p, s, j & 1);
+    const T sums = block_column_sums<T, W, TH>(p, s, step & 1);
     const T tau_j = tau[j];
     T tw[W];
 #pragma unroll
@@ -207,7 +211,7 @@ __device__ __forceinline__ void apply_q_block(Rows<T, W, TH>& x, const T* v, std
     for (int i = 0; i < R; ++i)
 #pragma unroll
       for (int k = 0; k < W; ++k)
-        if (k < n) x[i][k] -= vr[i] * tw[k];
+        if (k < xc) x[i][k] -= vr[i] * tw[k];
   }
 }
 
@@ -285,12 +289,79 @@ __global__ void __launch_bounds__(TH, (W == 16 ? 2 : 1) * 256 / TH)
   if (level == 0) {
     const std::int64_t row0 = leaf_row(node, tree);
     const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
-    apply_q_block<T, W, TH>(x, v + row0, ldv, rows, n, node_tau, s);
+    apply_block<T, W, TH>(x, v + row0, ldv, rows, n, n, node_tau, s, false);
     store_rows<T, W, TH>(x, q + row0, ldq, rows, n);
   } else {
     const int rows = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n;
-    apply_q_block<T, W, TH>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s);
+    apply_block<T, W, TH>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, n, node_tau, s,
+                          false);
     store_rows<T, W, TH>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
+  }
+}
+
+// CAQR's trailing updates and its explicit Q with a panel's TSQR (anderson10's apply_qt_h and
+// apply_qt_tree, register-resident): block (node, tile) applies a leaf's or a tree node's
+// reflectors to columns [tile·W, tile·W + W) of x, whose rows are counted from the panel's first
+// row. A tree node's rows are the top w rows of its children's representative leaves (child c
+// at level ℓ − 1 is represented by leaf c·fan_in^(ℓ−1)); they are gathered, transformed and
+// scattered back in place, so the root's output lands in the panel's top w rows.
+template <class T, int W, int TH>
+__global__ void __launch_bounds__(TH, (W == 16 ? 2 : 1) * 256 / TH)
+    caqr_apply_leaves_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, int cols,
+                             const TsqrTreeArgs tree, bool forward) {
+  __shared__ Scratch<T, W, TH> s;
+  const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0);
+  const std::int64_t row0 = leaf_row(node, tree);
+  const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
+  Rows<T, W, TH> r;
+  T* tile = x + row0 + static_cast<std::int64_t>(c0) * ldx;
+  load_rows<T, W, TH, false>(r, tile, ldx, rows, xc);
+  apply_block<T, W, TH>(r, v + row0, ldv, rows, tree.n, xc, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n,
+                        s, forward);
+  store_rows<T, W, TH>(r, tile, ldx, rows, xc);
+}
+
+template <class T, int W, int TH>
+__global__ void __launch_bounds__(TH, (W == 16 ? 2 : 1) * 256 / TH)
+    caqr_apply_tree_kernel(const T* stacks, const T* tau, T* x, std::int64_t ldx, int cols, const TsqrTreeArgs tree,
+                           int level, bool forward) {
+  constexpr int R = Shape<T, W, TH>::rows_per_thread;
+  __shared__ Scratch<T, W, TH> s;
+  const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), w = tree.n;
+  const int kids = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in), rows = kids * w;
+  std::int64_t span = 1;  // leaves per child
+  for (int l = 1; l < level; ++l) span *= tree.fan_in;
+  const std::int64_t first_child = static_cast<std::int64_t>(node) * tree.fan_in;
+  Rows<T, W, TH> r;
+  T* base = x + static_cast<std::int64_t>(c0) * ldx;
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    const int row = threadIdx.x + i * TH;
+    const std::int64_t g = row < rows ? leaf_row((first_child + row / w) * span, tree) + row % w : 0;
+#pragma unroll
+    for (int k = 0; k < W; ++k) r[i][k] = row < rows && k < xc ? base[g + k * ldx] : T(0);
+  }
+  const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * w;
+  apply_block<T, W, TH>(r, stacks + tree.stack_offset[level] + node * stack_ld * w, stack_ld, rows, w, xc,
+                        tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * w, s, forward);
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    const int row = threadIdx.x + i * TH;
+    if (row >= rows) continue;
+    const std::int64_t g = leaf_row((first_child + row / w) * span, tree) + row % w;
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (k < xc) base[g + k * ldx] = r[i][k];
+  }
+}
+
+template <class T>
+__global__ void caqr_identity_kernel(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n) {
+  const std::int64_t count = m * n;
+  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < count;
+       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t i = e % m, j = e / m;
+    q[i + j * ldq] = i == j ? T(1) : T(0);
   }
 }
 
@@ -360,12 +431,60 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
   }
 }
 
+template <class T>
+void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
+                                std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream) {
+  check_tree<T>(tree);
+  if (cols <= 0) return;
+  const int w = tsqr_register_width(tree.n);
+  const unsigned tiles = static_cast<unsigned>((cols + w - 1) / w);
+  if (tiles > 65535) throw std::invalid_argument("register CAQR: " + std::to_string(cols) + " columns is too many tiles");
+  const int c = static_cast<int>(cols);
+  auto leaves = [&](auto kernel, int threads) {
+    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, c, tree,
+                                                                                      transpose);
+    GPUFACT_CHECK_LAUNCH();
+  };
+  auto level = [&](auto kernel, int threads, int l) {
+    kernel<<<dim3(static_cast<unsigned>(tree.nodes[l]), tiles), threads, 0, stream>>>(stacks, tau, x, ldx, c, tree, l,
+                                                                                      transpose);
+    GPUFACT_CHECK_LAUNCH();
+  };
+  auto run = [&](auto leaf_kernel, auto tree_kernel, int threads) {
+    if (transpose) {  // Qᵀ: the leaves first, then the tree bottom-up
+      leaves(leaf_kernel, threads);
+      for (int l = 1; l <= tree.levels; ++l) level(tree_kernel, threads, l);
+    } else {  // Q: the tree top-down, then the leaves
+      for (int l = tree.levels; l >= 1; --l) level(tree_kernel, threads, l);
+      leaves(leaf_kernel, threads);
+    }
+  };
+  if (tree.threads == 128) {
+    if (w == 16) run(caqr_apply_leaves_kernel<T, 16, 128>, caqr_apply_tree_kernel<T, 16, 128>, 128);
+    else run(caqr_apply_leaves_kernel<T, 32, 128>, caqr_apply_tree_kernel<T, 32, 128>, 128);
+  } else {
+    if (w == 16) run(caqr_apply_leaves_kernel<T, 16, 256>, caqr_apply_tree_kernel<T, 16, 256>, 256);
+    else run(caqr_apply_leaves_kernel<T, 32, 256>, caqr_apply_tree_kernel<T, 32, 256>, 256);
+  }
+}
+
+template <class T>
+void launch_caqr_register_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return;
+  const std::int64_t blocks = std::min<std::int64_t>((m * n + 255) / 256, 4096);
+  caqr_identity_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(q, ldq, m, n);
+  GPUFACT_CHECK_LAUNCH();
+}
+
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
   template int tsqr_register_block_rows<T>(int, int);                                                                  \
   template void launch_tsqr_register_factor<T>(const T*, std::int64_t, T*, std::int64_t, T*, T*, unsigned*, T*,    \
                                                std::int64_t, const TsqrTreeArgs&, cudaStream_t);                  \
   template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \
-                                               const TsqrTreeArgs&, cudaStream_t);
+                                               const TsqrTreeArgs&, cudaStream_t);                  \
+  template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
+                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t);             \
+  template void launch_caqr_register_identity<T>(T*, std::int64_t, std::int64_t, std::int64_t, cudaStream_t);
 GPUFACT_INSTANTIATE(float)
 GPUFACT_INSTANTIATE(double)
 #undef GPUFACT_INSTANTIATE

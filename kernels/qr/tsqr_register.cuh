@@ -60,4 +60,17 @@ template <class T>
 void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
                                  std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream);
 
+// CAQR with register TSQR panels: x (rows counted from the panel's first row, ldx, `cols`
+// columns) ← Qᵀx (transpose) or Qx, Q the orthogonal factor of the panel's last factor call
+// (v: its V as launch_tsqr_register_factor wrote it; tree.n reflectors per block). The tree's
+// representative rows (the top n rows of leaf c·fan_in^(ℓ−1)) carry the tree's part, so after Qᵀ
+// the panel's top n rows of x hold R's rows. One launch for the leaves, one per tree level.
+template <class T>
+void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
+                                std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream);
+
+// Q (m × n, ldq) ← the first n columns of the identity.
+template <class T>
+void launch_caqr_register_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream);
+
 }  // namespace gpufact::kernels
