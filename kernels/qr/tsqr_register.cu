@@ -23,8 +23,32 @@ struct Shape {
 template <class T, int W, int TH>
 struct Scratch {
   T partial[2][(TH / 32)][W];
-  T pivot[2][W];
+  alignas(16) T pivot[2][W];
+  alignas(16) T total[TH / 32][W];  // each warp's copy of the block column sums (read back by vector loads)
 };
+
+// dst ← src[0 … W) by 16-byte shared-memory loads (W/4 in FP32, W/2 in FP64) instead of W
+// scalar loads or shuffles.
+template <class T, int W>
+__device__ __forceinline__ void load_vec(const T* src, T (&dst)[W]) {
+  if constexpr (sizeof(T) == 4) {
+#pragma unroll
+    for (int c = 0; c < W / 4; ++c) {
+      const float4 v = reinterpret_cast<const float4*>(src)[c];
+      dst[4 * c] = v.x;
+      dst[4 * c + 1] = v.y;
+      dst[4 * c + 2] = v.z;
+      dst[4 * c + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int c = 0; c < W / 2; ++c) {
+      const double2 v = reinterpret_cast<const double2*>(src)[c];
+      dst[2 * c] = v.x;
+      dst[2 * c + 1] = v.y;
+    }
+  }
+}
 
 // One stage of the transposed butterfly per H (W/2, W/4, …, 1): the lane keeps H of its values
 // and adds its partner's (lane ^ offset) copy of the same H.
@@ -47,7 +71,7 @@ __device__ __forceinline__ void butterfly(T (&p)[W], int lane) {
 // warp a transposed butterfly: at each stage a lane keeps half of its values and adds its
 // partner's copy of the same half, so W columns cost about W shuffles, not 5·W; lane L then
 // holds column L >> (5 − log W). After one barrier every warp adds up the warps' partials
-// itself: the result, column L mod W, is in lane L (column_sum reads it).
+// itself: the result, column L mod W, is in lane L.
 template <class T, int W, int TH>
 __device__ __forceinline__ T block_column_sums(T (&p)[W], Scratch<T, W, TH>& s, int parity) {
   constexpr int kShift = 5 - Shape<T, W, TH>::log_width;
@@ -64,9 +88,18 @@ __device__ __forceinline__ T block_column_sums(T (&p)[W], Scratch<T, W, TH>& s, 
   return sum;
 }
 
-template <class T>
-__device__ __forceinline__ T column_sum(T sums, int k) {
-  return __shfl_sync(0xffffffffu, sums, k);
+// All W column sums in every thread: the warp parks its lanes' sums in shared memory and reads
+// them back by vector loads (shuffles are the scarcer resource: one warp-wide shuffle per clock
+// per SM). Also returns the warp's copy for scalar reads (column j).
+template <class T, int W, int TH>
+__device__ __forceinline__ const T* block_column_totals(T (&p)[W], Scratch<T, W, TH>& s, int parity, T (&tot)[W]) {
+  const T sums = block_column_sums<T, W, TH>(p, s, parity);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncwarp();
+  if (lane < W) s.total[warp][lane] = sums;
+  __syncwarp();
+  load_vec<T, W>(s.total[warp], tot);
+  return s.total[warp];
 }
 
 // Thread t holds rows t + i·TH of the block in x[i]; rows ≥ `rows` and columns ≥ n are zero.
@@ -143,8 +176,9 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
 #pragma unroll
       for (int k = 0; k < W; ++k) pivot[k] = x[0][k];
     }
-    const T sums = block_column_sums<T, W, TH>(p, s, j & 1);
-    const T alpha = pivot[j], sigma = column_sum(sums, j);
+    T tot[W];
+    const T* totals = block_column_totals<T, W, TH>(p, s, j & 1, tot);
+    const T alpha = pivot[j], sigma = totals[j];
     T tau_j = 0, beta = alpha, scale = 0;
     if (sigma != T(0)) {
       const T norm = sqrt(alpha * alpha + sigma);
@@ -156,7 +190,7 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
     T tw[W];
 #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const T w = tau_j * (pivot[k] + column_sum(sums, k) * scale);
+      const T w = tau_j * (pivot[k] + tot[k] * scale);
       tw[k] = k > j ? w : T(0);
     }
 #pragma unroll
@@ -185,15 +219,23 @@ __device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::
                                             const T* tau, Scratch<T, W, TH>& s, bool forward) {
   constexpr int R = Shape<T, W, TH>::rows_per_thread;
   const int t = threadIdx.x;
+  // Reflector j's rows, loaded one reflector ahead so the (L2) load latency overlaps a step.
+  const auto load_reflector = [&](int j, T (&out)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int r = t + i * TH;
+      out[i] = r == j ? T(1) : (r > j && r < rows ? v[r + j * ldv] : T(0));
+    }
+  };
+  T next[R];
+  load_reflector(forward ? 0 : w - 1, next);
 #pragma unroll 1
   for (int step = 0; step < w; ++step) {
     const int j = forward ? step : w - 1 - step;
     T vr[R];
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const int r = t + i * TH;
-      vr[i] = r == j ? T(1) : (r > j && r < rows ? v[r + j * ldv] : T(0));
-    }
+    for (int i = 0; i < R; ++i) vr[i] = next[i];
+    if (step + 1 < w) load_reflector(forward ? j + 1 : j - 1, next);
     T p[W];
 #pragma unroll
     for (int k = 0; k < W; ++k) {
@@ -202,11 +244,12 @@ __device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::
       for (int i = 0; i < R; ++i)
         if (k < xc) p[k] += vr[i] * x[i][k];
     }
-    const T sums = block_column_sums<T, W, TH>(p, s, step & 1);
+    T tot[W];
+    block_column_totals<T, W, TH>(p, s, step & 1, tot);
     const T tau_j = tau[j];
     T tw[W];
 #pragma unroll
-    for (int k = 0; k < W; ++k) tw[k] = tau_j * column_sum(sums, k);
+    for (int k = 0; k < W; ++k) tw[k] = tau_j * tot[k];
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll
