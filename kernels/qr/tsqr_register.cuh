@@ -1,9 +1,9 @@
 // TSQR with each block held in registers: one launch factors every leaf block and the whole
 // reduction tree, one launch per tree level forms the explicit Q. For panels up to 32 columns.
 //
-// Beyond anderson10's 64×16 blocks in shared memory (§IV.B): a block of 256 threads keeps up to
-// 64 (FP32) or 32 (FP64) entries per thread in registers, i.e. 1024 rows of a 16-wide panel, so
-// a 10⁶-row panel has ~1000 leaves and a two-level tree. Each reflector costs one block-wide
+// Beyond anderson10's 64×16 blocks in shared memory (§IV.B): a block of 128 or 256 threads keeps
+// 64 entries per thread in registers, i.e. 512 or 1024 rows of a 16-wide panel, so a 10⁶-row
+// panel has ~1000–2000 leaves and a two-level tree. Each reflector costs one block-wide
 // reduction of the panel's columns (a transposed butterfly of warp shuffles, then one shared
 // memory pass): one barrier per column. The tree runs in the factor launch itself: the
 // last block to finish among a node's children factors the node (threadfence + arrival counter),
@@ -40,8 +40,8 @@ struct TsqrTreeArgs {
 
 // The register width a panel of n columns runs at (16 or 32), 0 when n > 32 or n < 1.
 int tsqr_register_width(int n);
-// Rows one block of `threads` (128 or 256) holds at that width: threads × 64 / width rows (FP32),
-// half in FP64; 0 for a width or thread count not compiled.
+// Rows one block of `threads` (128 or 256) holds at that width: threads × 64 / width; 0 for a
+// width or thread count not compiled.
 template <class T>
 int tsqr_register_block_rows(int width, int threads);
 
