@@ -152,6 +152,23 @@ __device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::in
     if (k < n) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
 }
 
+// row[j] for a runtime j < W by a tree of selects on j's bits (depth log W, W − 1 selects) rather
+// than a dynamic index, which would move the row to local memory.
+template <class T, int W>
+__device__ __forceinline__ T pick(const T (&row)[W], int j, int shift = 0) {
+  if constexpr (W == 1) {
+    return row[0];
+  } else {
+    T half[W / 2];
+#pragma unroll
+    for (int k = 0; k < W / 2; ++k) half[k] = (j >> shift) & 1 ? row[2 * k + 1] : row[2 * k];
+    return pick<T, W / 2>(half, j, shift + 1);
+  }
+}
+
+__device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
+
 // Householder QR (geqr2) of the block in x: R on and above the diagonal, v below, taus to tau.
 // The reflector loop is not unrolled: fully unrolled, a 32-wide panel's code outgrows the
 // instruction cache and every reflector then waits on instruction fetch. Column j is picked out
@@ -167,11 +184,7 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
     T below[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      T c = T(0);
-#pragma unroll
-      for (int k = 0; k < W; ++k)
-        if (k == j) c = x[i][k];
-      below[i] = t + i * TH > j ? c : T(0);
+      below[i] = t + i * TH > j ? pick<T, W>(x[i], j) : T(0);
     }
     // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
     T p[W];
@@ -194,8 +207,10 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
     if (sigma != T(0)) {
       const T norm = sqrt(alpha * alpha + sigma);
       beta = alpha >= T(0) ? -norm : norm;
-      tau_j = (beta - alpha) / beta;
-      scale = T(1) / (alpha - beta);
+      // Correctly rounded reciprocals (MUFU plus two FMAs) instead of divisions: shorter on the
+      // critical path; τ gets one extra rounding.
+      tau_j = (beta - alpha) * reciprocal(beta);
+      scale = reciprocal(alpha - beta);
     }
     // τ·w_k with w_k = vᵀx_k = x[j][k] + scale·Σ_{r>j} x[r][j]·x[r][k], for k > j (zero elsewhere).
     T tw[W];
