@@ -21,6 +21,15 @@
 #include <type_traits>
 
 namespace gpufact::factorizations {
+
+template <class T>
+std::string QrPlan<T>::failure(cudaStream_t stream) {
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return {};
+}
+template class QrPlan<float>;
+template class QrPlan<double>;
+
 namespace {
 
 template <class T>
@@ -93,10 +102,6 @@ class Blas2Plan final : public QrPlan<T> {
       key_ = key;
     }
     graph_->launch(s);
-  }
-  std::string failure(cudaStream_t s) override {
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-    return {};
   }
 
  private:
@@ -173,10 +178,6 @@ class CaqrQrPlan final : public QrPlan<T> {
     caqr_copy_r(plan_, work_.data(), m_, r, ldr, s);
     caqr_form_q(plan_, work_.data(), m_, q, ldq, s);
   }
-  std::string failure(cudaStream_t s) override {
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-    return {};
-  }
   // The same launches as run, not captured, with an event before each (CaqrOptions::on_phase):
   // each interval is charged to the phase and tree level of the kernel it starts with.
   std::vector<QrPhaseTime> phase_breakdown(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r,
@@ -247,10 +248,6 @@ class TsqrRegisterQrPlan final : public QrPlan<T> {
     plan_.factor(a, lda, r, ldr, s);
     plan_.form_q(q, ldq, s);
   }
-  std::string failure(cudaStream_t s) override {
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-    return {};
-  }
   std::vector<QrPhaseTime> phase_breakdown(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r,
                                            std::int64_t ldr, cudaStream_t s) override {
     Event start, factored, done;
@@ -275,10 +272,6 @@ class CaqrRegisterQrPlan final : public QrPlan<T> {
   CaqrRegisterQrPlan(std::int64_t m, std::int64_t n) : plan_(m, n) {}
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
     plan_.run(a, lda, q, ldq, r, ldr, s);
-  }
-  std::string failure(cudaStream_t s) override {
-    GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-    return {};
   }
 
  private:

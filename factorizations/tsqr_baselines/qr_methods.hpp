@@ -43,8 +43,8 @@ class QrPlan {
   virtual void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr,
                    cudaStream_t stream) = 0;
   // Blocks until the last run finished and returns why it failed numerically (a result, e.g. a
-  // Cholesky breakdown), or an empty string.
-  virtual std::string failure(cudaStream_t stream) = 0;
+  // Cholesky breakdown), or an empty string; methods that cannot break down only synchronize.
+  virtual std::string failure(cudaStream_t stream);
   // One extra, untimed run (same contract as run) with CUDA events around each phase, for
   // methods that have phases to show; empty for the others. Synchronizes `stream`.
   virtual std::vector<QrPhaseTime> phase_breakdown(const T*, std::int64_t, T*, std::int64_t, T*, std::int64_t,

@@ -152,6 +152,19 @@ __device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::in
     if (k < n) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
 }
 
+// p[k] = Σ_i c[i]·x[i][k] over this thread's rows, for the first `cols` columns (zero beyond).
+template <class T, int W, int TH>
+__device__ __forceinline__ void column_products(const Rows<T, W, TH>& x, const T (&c)[Shape<T, W, TH>::rows_per_thread],
+                                                int cols, T (&p)[W]) {
+#pragma unroll
+  for (int k = 0; k < W; ++k) {
+    p[k] = T(0);
+#pragma unroll
+    for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i)
+      if (k < cols) p[k] += c[i] * x[i][k];
+  }
+}
+
 // row[j] for a runtime j < W by a tree of selects on j's bits (depth log W, W − 1 selects) rather
 // than a dynamic index, which would move the row to local memory.
 template <class T, int W>
@@ -188,13 +201,7 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
     }
     // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
     T p[W];
-#pragma unroll
-    for (int k = 0; k < W; ++k) {
-      p[k] = T(0);
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-        if (k < n) p[k] += below[i] * x[i][k];
-    }
+    column_products<T, W, TH>(x, below, n, p);
     T* pivot = s.pivot[j & 1];
     if (t == j) {
 #pragma unroll
@@ -263,13 +270,7 @@ __device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::
     for (int i = 0; i < R; ++i) vr[i] = next[i];
     if (step + 1 < w) load_reflector(forward ? j + 1 : j - 1, next);
     T p[W];
-#pragma unroll
-    for (int k = 0; k < W; ++k) {
-      p[k] = T(0);
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-        if (k < xc) p[k] += vr[i] * x[i][k];
-    }
+    column_products<T, W, TH>(x, vr, xc, p);
     T tot[W];
     block_column_totals<T, W, TH>(p, s, step & 1, tot);
     const T tau_j = tau[j];
