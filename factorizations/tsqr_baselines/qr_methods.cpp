@@ -222,14 +222,21 @@ class CaqrQrPlan final : public QrPlan<T> {
     }
     return out;
   }
-  static CaqrOptions options(std::int64_t m, std::int64_t n, CaqrKernels kernels) {
+  static CaqrOptions options(std::int64_t m, std::int64_t n, CaqrKernels which) {
     const CaqrTuning t = caqr_tuning(m, n, sizeof(T) == 4 ? 's' : 'd');
-    return {.shape = t.shape,
-            .reduction = qt_reduction_from(t.reduction),
-            .check_finite = false,
-            .use_graph = true,
-            .kernels = kernels,
-            .on_phase = {}};
+    CaqrOptions o{.shape = t.shape,
+                  .reduction = qt_reduction_from(t.reduction),
+                  .check_finite = false,
+                  .use_graph = true,
+                  .kernels = which,
+                  .on_phase = {}};
+    // The tuned shape is the columnwise kernels'; the blocked ones keep a block's WY factors in
+    // shared memory, which a wide tree in FP64 outgrows: they then run the paper's 64×16 blocks.
+    const int width = static_cast<int>(std::min<std::int64_t>(n, o.shape.cols));
+    if (which == CaqrKernels::blocked &&
+        !kernels::caqr_wy_shape_problem<T>(o.shape.rows, o.shape.cols, tree_fan_in(o.shape), width).empty())
+      o.shape = CaqrBlockShape{64, 16};
+    return o;
   }
 
  private:
