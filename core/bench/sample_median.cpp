@@ -23,11 +23,15 @@ double quantile_of(std::vector<double> v, double p) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+double half_iqr(const std::vector<double>& v) {
+  return v.size() < 2 ? 0.0 : 0.5 * (quantile_of(v, 0.75) - quantile_of(v, 0.25));
+}
+
 double half_iqr_over_median(const std::vector<double>& v) {
   if (v.size() < 2) return 0.0;
   const double median = median_of(v);
   if (median == 0 || !std::isfinite(median)) return 0.0;
-  return 0.5 * (quantile_of(v, 0.75) - quantile_of(v, 0.25)) / std::fabs(median);
+  return half_iqr(v) / std::fabs(median);
 }
 
 void add_robust_stats(std::map<std::string, double>& stats, const std::vector<double>& samples) {

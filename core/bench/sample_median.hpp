@@ -16,6 +16,9 @@ double median_of(std::vector<double> v);
 // numpy and R use by default); 0 for an empty list.
 double quantile_of(std::vector<double> v, double p);
 
+// Half the interquartile range of `v` (in its units); 0 for fewer than two samples.
+double half_iqr(const std::vector<double>& v);
+
 // The report's spread of a metric: half the interquartile range over |median|. Robust: a few
 // samples disturbed by the host (a page fault, a context switch) move it little, unlike the
 // coefficient of variation; for normal noise it is about 0.67 × cv. 0 for fewer than two samples

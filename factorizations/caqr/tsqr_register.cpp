@@ -1,6 +1,7 @@
 #include "factorizations/caqr/tsqr_register.hpp"
 
 #include "core/cuda/check.hpp"
+#include "kernels/qr/caqr_kernels.cuh"
 
 #include <algorithm>
 #include <stdexcept>
@@ -91,7 +92,7 @@ std::size_t TsqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
 template <class T>
 void TsqrRegisterPlan<T>::factor(const T* a, std::int64_t lda, T* r, std::int64_t ldr, cudaStream_t s) {
   kernels::launch_tsqr_register_factor<T>(a, lda, v_.data(), tree_.m, stacks_.data(), tau_.data(), counters_.data(), r,
-                                          ldr, tree_, s);
+                                          ldr, true, tree_, s);
 }
 
 template <class T>
@@ -146,16 +147,6 @@ std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
 }
 
 template <class T>
-int CaqrRegisterPlan<T>::launches() const {
-  int count = 3;  // copy of A, identity, copy of R's upper part
-  for (const auto& p : panels_) {
-    const bool trailing = p.col0 + p.tree.n < n_;
-    count += 1 + (trailing ? 1 + p.tree.levels : 0) + 1 + p.tree.levels;
-  }
-  return count;
-}
-
-template <class T>
 void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr,
                               cudaStream_t s) {
   const std::int64_t m = m_, n = n_;
@@ -165,29 +156,19 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
                                        cudaMemcpyDeviceToDevice, s));
   for (const auto& p : panels_) {
     T* panel = w + p.col0 + p.col0 * m;
-    // Each panel's root R straight into R; the rows above it come from the trailing updates.
+    // The root's R goes over the panel's top (upper triangle only: the first leaf's V stays
+    // below it); the rows above it are the earlier panels' trailing updates, so R is then one
+    // copy of the upper triangle.
     kernels::launch_tsqr_register_factor<T>(panel, m, panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
-                                            counters_.data(), r + p.col0 + p.col0 * ldr, ldr, p.tree, s);
+                                            counters_.data(), panel, m, false, p.tree, s);
     const std::int64_t c1 = p.col0 + p.tree.n;
     if (c1 < n)
       kernels::launch_caqr_register_apply<T>(panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
                                              w + p.col0 + c1 * m, m, n - c1, p.tree, true, s);
   }
-  // R above each panel's diagonal block: rows [0, col0) of its columns, as the updates left them.
-  for (const auto& p : panels_)
-    if (p.col0 > 0)
-      GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(r + p.col0 * ldr, static_cast<std::size_t>(ldr) * sizeof(T), w + p.col0 * m,
-                                           static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(p.col0) * sizeof(T),
-                                           static_cast<std::size_t>(p.tree.n), cudaMemcpyDeviceToDevice, s));
-  // Zeros below the panels' diagonal blocks: rows [c1, n) of each panel's columns.
-  for (const auto& p : panels_) {
-    const std::int64_t c1 = p.col0 + p.tree.n;
-    if (c1 < n)
-      GPUFACT_CUDA_CHECK(cudaMemset2DAsync(r + c1 + p.col0 * ldr, static_cast<std::size_t>(ldr) * sizeof(T), 0,
-                                           static_cast<std::size_t>(n - c1) * sizeof(T), static_cast<std::size_t>(p.tree.n), s));
-  }
+  kernels::launch_copy_upper_triangle<T>(w, m, n, r, ldr, s);
   // Q = Q_0 Q_1 … Q_{P−1} [I; 0]: the last panel first, each on rows and columns from its col0.
-  kernels::launch_caqr_register_identity<T>(q, ldq, m, n, s);
+  kernels::launch_set_identity<T>(q, ldq, m, n, s);
   for (auto it = panels_.rbegin(); it != panels_.rend(); ++it) {
     const auto& p = *it;
     kernels::launch_caqr_register_apply<T>(w + p.col0 + p.col0 * m, m, stacks_.data() + p.stack_offset,

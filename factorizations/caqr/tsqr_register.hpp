@@ -55,8 +55,6 @@ class CaqrRegisterPlan {
  public:
   CaqrRegisterPlan(std::int64_t m, std::int64_t n);
   static std::size_t workspace_bytes(std::int64_t m, std::int64_t n);
-  std::size_t panels() const { return panels_.size(); }
-  int launches() const;
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s);
 
  private:

@@ -2,7 +2,6 @@
 
 #include "core/cuda/check.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -142,14 +141,16 @@ __device__ __forceinline__ void store_rows(const Rows<T, W, TH>& x, T* dst, std:
   }
 }
 
-// R (the top n rows, zeros below the diagonal) to dst; rows 0 … n−1 live in x[0] of threads 0 … n−1.
+// R (the top n rows) to dst, with zeros below the diagonal or (zeros_below false) leaving what
+// lies there; rows 0 … n−1 live in x[0] of threads 0 … n−1.
 template <class T, int W, int TH>
-__device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::int64_t ld, int n) {
+__device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::int64_t ld, int n,
+                                        bool zeros_below = true) {
   const int t = threadIdx.x;
   if (t >= n) return;
 #pragma unroll
   for (int k = 0; k < W; ++k)
-    if (k < n) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
+    if (k < n && (zeros_below || k >= t)) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
 }
 
 // p[k] = Σ_i c[i]·x[i][k] over this thread's rows, for the first `cols` columns (zero beyond).
@@ -292,7 +293,7 @@ __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTr
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
-                       T* r, std::int64_t ldr, const TsqrTreeArgs tree) {
+                       T* r, std::int64_t ldr, bool r_zeros_below, const TsqrTreeArgs tree) {
   __shared__ Scratch<T, W, TH> s;
   __shared__ int last;
   const int n = tree.n;
@@ -307,7 +308,7 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
 
   for (int level = 0;; ++level) {
     if (level == tree.levels) {
-      store_r<T, W, TH>(x, r, ldr, n);
+      store_r<T, W, TH>(x, r, ldr, n, r_zeros_below);
       return;
     }
     const int parent = node / tree.fan_in;
@@ -426,16 +427,6 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
 }
 
 template <class T>
-__global__ void caqr_identity_kernel(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n) {
-  const std::int64_t count = m * n;
-  for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = e % m, j = e / m;
-    q[i + j * ldq] = i == j ? T(1) : T(0);
-  }
-}
-
-template <class T>
 void check_tree(const TsqrTreeArgs& tree) {
   const int w = tsqr_register_width(tree.n);
   if (w == 0)
@@ -465,8 +456,8 @@ int tsqr_register_block_rows(int width, int threads) {
 
 template <class T>
 void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
-                                 unsigned* counters, T* r, std::int64_t ldr, const TsqrTreeArgs& tree,
-                                 cudaStream_t stream) {
+                                 unsigned* counters, T* r, std::int64_t ldr, bool r_zeros_below,
+                                 const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
   if (tree.levels > 0)
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof(unsigned) * tree.counter_offset[tree.levels] +
@@ -474,11 +465,11 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
   const dim3 grid(static_cast<unsigned>(tree.nodes[0]));
   const int w = tsqr_register_width(tree.n);
   if (tree.threads == 128) {
-    if (w == 16) tsqr_factor_kernel<T, 16, 128><<<grid, 128, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
-    else tsqr_factor_kernel<T, 32, 128><<<grid, 128, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
+    if (w == 16) tsqr_factor_kernel<T, 16, 128><<<grid, 128, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree);
+    else tsqr_factor_kernel<T, 32, 128><<<grid, 128, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree);
   } else {
-    if (w == 16) tsqr_factor_kernel<T, 16, 256><<<grid, 256, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
-    else tsqr_factor_kernel<T, 32, 256><<<grid, 256, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, tree);
+    if (w == 16) tsqr_factor_kernel<T, 16, 256><<<grid, 256, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree);
+    else tsqr_factor_kernel<T, 32, 256><<<grid, 256, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree);
   }
   GPUFACT_CHECK_LAUNCH();
 }
@@ -538,23 +529,14 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   }
 }
 
-template <class T>
-void launch_caqr_register_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream) {
-  if (m <= 0 || n <= 0) return;
-  const std::int64_t blocks = std::min<std::int64_t>((m * n + 255) / 256, 4096);
-  caqr_identity_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(q, ldq, m, n);
-  GPUFACT_CHECK_LAUNCH();
-}
-
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
   template int tsqr_register_block_rows<T>(int, int);                                                                  \
   template void launch_tsqr_register_factor<T>(const T*, std::int64_t, T*, std::int64_t, T*, T*, unsigned*, T*,    \
-                                               std::int64_t, const TsqrTreeArgs&, cudaStream_t);                  \
+                                               std::int64_t, bool, const TsqrTreeArgs&, cudaStream_t);            \
   template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \
                                                const TsqrTreeArgs&, cudaStream_t);                  \
   template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
-                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t);             \
-  template void launch_caqr_register_identity<T>(T*, std::int64_t, std::int64_t, std::int64_t, cudaStream_t);
+                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t);
 GPUFACT_INSTANTIATE(float)
 GPUFACT_INSTANTIATE(double)
 #undef GPUFACT_INSTANTIATE

@@ -45,13 +45,15 @@ int tsqr_register_width(int n);
 template <class T>
 int tsqr_register_block_rows(int width, int threads);
 
-// Factors A (m × n, lda ≥ m, only read): V and the leaves' R into v (m × n, ldv ≥ m), the tree's
-// stacks (V and R of each node) into `stacks`, taus into `tau`, the final R (n × n, zeros
-// below) into r. `counters` (one per tree node above the leaves) are zeroed on the stream first.
+// Factors A (m × n, lda ≥ m; only read unless v aliases it): V and the leaves' R into v (m × n,
+// ldv ≥ m), the tree's stacks (V and R of each node) into `stacks`, taus into `tau`, the final R
+// (n × n) into r: with zeros below the diagonal, or (r_zeros_below false: r is the top of v) over
+// the upper triangle only, keeping the first leaf's V below it. `counters` (one per tree node
+// above the leaves) are zeroed on the stream first.
 template <class T>
 void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
-                                 unsigned* counters, T* r, std::int64_t ldr, const TsqrTreeArgs& tree,
-                                 cudaStream_t stream);
+                                 unsigned* counters, T* r, std::int64_t ldr, bool r_zeros_below,
+                                 const TsqrTreeArgs& tree, cudaStream_t stream);
 
 // Q (m × n, ldq ≥ m) ← the first n columns of the orthogonal factor of the last factor call,
 // applying the tree top-down (one launch per level) to the identity. q_stacks: workspace the size
@@ -68,9 +70,5 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream);
-
-// Q (m × n, ldq) ← the first n columns of the identity.
-template <class T>
-void launch_caqr_register_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream);
 
 }  // namespace gpufact::kernels

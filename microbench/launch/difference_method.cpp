@@ -38,8 +38,7 @@ DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const s
   d.max = *std::max_element(d.samples.begin(), d.samples.end());
   const double sd_few = stddev_of(t_few), sd_many = stddev_of(t_many);
   d.propagated_cv = d.value != 0 ? std::sqrt(sd_few * sd_few + sd_many * sd_many) / units / std::fabs(d.value) : 0.0;
-  const double h_few = 0.5 * (quantile_of(t_few, 0.75) - quantile_of(t_few, 0.25));
-  const double h_many = 0.5 * (quantile_of(t_many, 0.75) - quantile_of(t_many, 0.25));
+  const double h_few = half_iqr(t_few), h_many = half_iqr(t_many);
   d.propagated_spread = d.value != 0 ? std::sqrt(h_few * h_few + h_many * h_many) / units / std::fabs(d.value) : 0.0;
   return d;
 }
