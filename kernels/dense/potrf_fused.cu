@@ -2,6 +2,8 @@
 
 #include "core/cuda/check.hpp"
 
+#include <cuda_pipeline.h>
+
 #include <algorithm>
 #include <mutex>
 #include <stdexcept>
@@ -40,7 +42,7 @@ __device__ __forceinline__ T reciprocal_sqrt(T d) {
 // Step 1 of an inner panel, by warp 0 alone: potf2 on the bw × bw diagonal block at (k0, k0),
 // lane i holding row k0 + i in registers (rows past bw padded with the identity so every step is
 // uniform), each column's multipliers broadcast by shuffles — no barrier inside. The critical
-// chain per column is shuffle → reciprocal square root → multiply → shuffle → FMA. Records
+// chain per column is shuffle → reciprocal square root → multiply → FMA. Records
 // 1/L(j, j) in dinv and, on a non-positive or NaN pivot, the failing column in *failed_at.
 template <class T>
 __device__ void factor_diagonal_block(T* s, int k0, int bw, int lane, T* dinv, int* failed_at) {
@@ -49,9 +51,12 @@ __device__ void factor_diagonal_block(T* s, int k0, int bw, int lane, T* dinv, i
   for (int c = 0; c < kInner; ++c)
     r[c] = (lane < bw && c <= lane) ? s[(k0 + lane) + (k0 + c) * kLd] : (c == lane ? T(1) : T(0));
   int failed = -1;
+  // Lane j's updated diagonal, computed from its own multiplier: the next pivot's broadcast does
+  // not wait for the column's shuffles (bitwise the value the rank-1 update below gives lane j).
+  T diagonal = r[0];
 #pragma unroll
   for (int j = 0; j < kInner; ++j) {
-    const T d = __shfl_sync(0xffffffffu, r[j], j);
+    const T d = __shfl_sync(0xffffffffu, diagonal, j);
     if (!(d > T(0))) {  // the same d in every lane: a uniform exit
       failed = j;
       break;
@@ -60,6 +65,7 @@ __device__ void factor_diagonal_block(T* s, int k0, int bw, int lane, T* dinv, i
     const T l = lane > j ? r[j] * rinv : (lane == j ? d * rinv : T(0));
     r[j] = l;
     if (lane == j) dinv[k0 + j] = rinv;
+    if (j + 1 < kInner) diagonal = fma(-l, l, r[j + 1]);
 #pragma unroll
     for (int k = j + 1; k < kInner; ++k) r[k] = fma(-l, __shfl_sync(0xffffffffu, l, k), r[k]);
   }
@@ -130,7 +136,9 @@ __device__ void update_trailing(T* s, int k0, int r0, int n, int warp, int lane)
 }
 
 // trtri step 1, warp b: the bw × bw diagonal block b of L inverted in place, lane c computing
-// column c of its inverse by forward substitution in registers.
+// column c of its inverse by forward substitution in registers. Rows and columns past bw act as
+// the identity, so every step is uniform (no per-step bound checks on the dependent chain), and
+// each step's column of L is read once into registers before the FMAs that use it.
 template <class T>
 __device__ void invert_diagonal_block(T* s, int k0, int bw, int lane, const T* dinv) {
   T x[kInner];
@@ -138,12 +146,12 @@ __device__ void invert_diagonal_block(T* s, int k0, int bw, int lane, const T* d
   for (int i = 0; i < kInner; ++i) x[i] = i == lane ? T(1) : T(0);
 #pragma unroll
   for (int p = 0; p < kInner; ++p) {
-    if (p < bw) {
-      x[p] *= dinv[k0 + p];
+    T col[kInner];
 #pragma unroll
-      for (int i = p + 1; i < kInner; ++i)
-        if (i < bw) x[i] = fma(-s[(k0 + i) + (k0 + p) * kLd], x[p], x[i]);
-    }
+    for (int i = p + 1; i < kInner; ++i) col[i] = (i < bw && p < bw) ? s[(k0 + i) + (k0 + p) * kLd] : T(0);
+    x[p] *= p < bw ? dinv[k0 + p] : T(1);
+#pragma unroll
+    for (int i = p + 1; i < kInner; ++i) x[i] = fma(-col[i], x[p], x[i]);
   }
   __syncwarp();  // every lane has read the block's L before it is overwritten
 #pragma unroll
@@ -163,8 +171,13 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
   const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
   if (t == 0) failed_at = -1;
   // Copies in and out: a warp per column, lanes down its rows (coalesced, no index division).
+  // In: asynchronous element copies (cp.async), all in flight at once, so the block's load costs
+  // about one memory latency rather than one per column a warp walks.
   for (int j = warp; j < n; j += kWarps)
-    for (int i = j + lane; i < n; i += 32) s[i + j * kLd] = a[i + static_cast<std::int64_t>(j) * lda];
+    for (int i = j + lane; i < n; i += 32)
+      __pipeline_memcpy_async(s + i + j * kLd, a + i + static_cast<std::int64_t>(j) * lda, sizeof(T));
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
   __syncthreads();
 
   // potrf, right-looking over 32-wide inner panels: three barriers per panel.
@@ -192,26 +205,63 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
   // inverted one per warp, then each block column below, X21 = −X22·L21·X11, with X22 (the
   // columns right of it) already inverted.
   const int blocks = (n + kInner - 1) / kInner;
+  const int ly = lane >> 3, lx = lane & 7;
   if (warp < blocks) invert_diagonal_block(s, warp * kInner, min(kInner, n - warp * kInner), lane, dinv);
   __syncthreads();
   for (int jb = blocks - 2; jb >= 0; --jb) {
     const int c0 = jb * kInner, rs = c0 + kInner;
-    // temp = X22·L21 (X22 lower triangular: k <= r); a warp's lanes share the row (broadcast X22).
-    for (int r = rs + warp; r < n; r += kWarps) {
-      T acc = T(0);
-      for (int k = rs; k <= r; ++k) acc = fma(s[r + k * kLd], s[k + (c0 + lane) * kLd], acc);
-      temp[(r - rs) * kTempLd + lane] = acc;
+    // temp = X22·L21 (X22 lower triangular: k <= r), then L21's place ← −temp·X11 (X11 lower
+    // triangular: k >= c). Both in 16 × 32 register tiles, one per warp (lane (ly, lx) keeps
+    // rows ly + 4u and columns lx + 8v): 8 shared loads per 16 FMAs, where a row per warp took
+    // 2 per FMA and made the inversion shared-memory bound.
+    const int tiles = (n - rs + 15) / 16;
+    for (int tile = warp; tile < tiles; tile += kWarps) {
+      const int t0 = rs + tile * 16, k_end = min(n, t0 + 16);
+      T acc[4][4] = {};
+      for (int k = rs; k < k_end; ++k) {
+        T x[4], l[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int r = t0 + ly + 4 * u;
+          x[u] = (r < n && k <= r) ? s[r + k * kLd] : T(0);  // s's strict upper triangle is not X22
+        }
+#pragma unroll
+        for (int v = 0; v < 4; ++v) l[v] = s[k + (c0 + lx + 8 * v) * kLd];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[u][v] = fma(x[u], l[v], acc[u][v]);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          if (t0 + ly + 4 * u < n) temp[(t0 + ly + 4 * u - rs) * kTempLd + lx + 8 * v] = acc[u][v];
     }
     __syncthreads();
-    // L21's place ← −temp·X11 (X11 lower triangular: k >= c).
-    for (int r = rs + warp; r < n; r += kWarps) {
-      T acc = T(0);
-#pragma unroll 8
+    for (int tile = warp; tile < tiles; tile += kWarps) {
+      const int t0 = rs + tile * 16;
+      T acc[4][4] = {};
+#pragma unroll 4
       for (int k = 0; k < kInner; ++k) {
-        const T x = k >= lane ? s[(c0 + k) + (c0 + lane) * kLd] : T(0);
-        acc = fma(temp[(r - rs) * kTempLd + k], x, acc);
+        T t[4], x[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) t[u] = temp[min(t0 + ly + 4 * u - rs, n - 1 - rs) * kTempLd + k];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int c = lx + 8 * v;
+          x[v] = k >= c ? s[(c0 + k) + (c0 + c) * kLd] : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[u][v] = fma(t[u], x[v], acc[u][v]);
       }
-      s[r + (c0 + lane) * kLd] = -acc;
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          if (t0 + ly + 4 * u < n) s[(t0 + ly + 4 * u) + (c0 + lx + 8 * v) * kLd] = -acc[u][v];
     }
     __syncthreads();
   }
