@@ -54,19 +54,6 @@ const Variant& variant_named(const std::string& name) {
 }
 
 
-// `m` scaled by `factor` (seconds to cycles); relative spreads unchanged.
-Metric scaled(Metric m, double factor, std::string tag, std::string name, std::string unit) {
-  m.tag = std::move(tag);
-  m.name = std::move(name);
-  m.unit = std::move(unit);
-  m.value *= factor;
-  for (auto& x : m.samples) x *= factor;
-  for (auto& [k, v] : m.stats)
-    if (k != "cv" && k != "cv_propagated") v *= factor;
-  m.published.reset();
-  return m;
-}
-
 void run_barrier(Case& c) {
   const Variant& variant = variant_named(c.text("barrier"));
   const auto blocks_per_sm = c.integer("blocks_per_sm");
@@ -183,7 +170,7 @@ void run_barrier(Case& c) {
   if (paper_setting)
     per.published = Published{1.45e-6, "volkov08 §3.6: 1.3–1.6 µs per barrier, one block per SM, four 2007 GPUs"};
   if (clock && clock->value > 0) {
-    Metric cycles = scaled(per, clock->value * 1e6, "per_barrier_cycles",
+    Metric cycles = rescaled(per, clock->value * 1e6, "per_barrier_cycles",
                            std::string(variant.label) + ": SM cycles per barrier", "cycles");
     if (paper_setting) cycles.published = Published{1960, "volkov08 §3.6: 1920–2000 cycles per barrier"};
     c.add_metric(std::move(per));
