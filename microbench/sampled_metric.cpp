@@ -38,7 +38,23 @@ Metric with_spread_of(Metric m, const Metric& source) {
   for (double& x : m.samples) x *= scale;
   m.stats = source.stats;
   for (auto& [name, v] : m.stats)
-    if (name != "cv" && name != "spread" && name != "cv_propagated") v *= scale;
+    if (!is_relative_stat(name)) v *= scale;
+  return m;
+}
+
+bool is_relative_stat(const std::string& name) { return name == "cv" || name == "cv_propagated" || name == "spread"; }
+
+Metric rescaled(Metric m, double factor, std::string tag, std::string name, std::string unit) {
+  if (!(factor > 0) || !std::isfinite(factor))
+    throw std::invalid_argument("rescaled metric '" + tag + "': the factor must be finite and > 0");
+  m.tag = std::move(tag);
+  m.name = std::move(name);
+  m.unit = std::move(unit);
+  m.value *= factor;
+  for (auto& x : m.samples) x *= factor;
+  for (auto& [k, v] : m.stats)
+    if (!is_relative_stat(k)) v *= factor;
+  m.published.reset();
   return m;
 }
 

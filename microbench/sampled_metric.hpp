@@ -4,6 +4,7 @@
 
 #include "core/report/result.hpp"
 
+#include <string>
 #include <vector>
 
 namespace gpufact::microbench {
@@ -23,6 +24,15 @@ inline constexpr double microbench_max_sample_s = 0.03;
 // rate): `m` with the samples and stats of `source` scaled by m.value / source.value, so its
 // relative spread is the source's; value kept.
 Metric with_spread_of(Metric m, const Metric& source);
+
+// `m` in other units (seconds to SM cycles): value, samples and the absolute stats (median, mean,
+// stddev, min, max, q1, q3) multiplied by `factor` > 0; the relative ones (cv, cv_propagated,
+// spread) kept, since a unit change leaves them as they were. Any published value is dropped (it
+// was given in m's units). Throws std::invalid_argument for a factor that is not finite and > 0.
+Metric rescaled(Metric m, double factor, std::string tag, std::string name, std::string unit);
+
+// Whether the stat named `name` is relative (a fraction of the value), not in the metric's units.
+bool is_relative_stat(const std::string& name);
 
 // The summary's check: every headline metric of `summary` whose spread (half the interquartile
 // range over the median) exceeds headline_spread_limit (2%) is named in its reason, which the

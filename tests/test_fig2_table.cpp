@@ -74,6 +74,54 @@ TEST(Fig2Table, RowsBesideThePaperAndTheExpectedRangeWithFlags) {
   EXPECT_NE(sum.reason.find("L2 capacity"), std::string::npos);
 }
 
+TEST(Fig2Table, L2CapacityRowExplainsAnOnsetAtTwoThirdsOfTheL2) {
+  // The H200 full run: half the accesses miss at 55.0 MB (flagged: 12.5% below 60 MiB), misses
+  // begin after 39.9 MB (0.63 of the L2) and every access misses from 92.2 MB.
+  SystemInfo sys;
+  GpuSummary gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.l2_bytes = 60 * 1024 * 1024;
+  sys.gpus.push_back(gpu);
+  Session session(sys, 0, {}, nullptr);
+  const Experiment* e = experiment_catalog().find("volkov08.fig2");
+  ASSERT_NE(e, nullptr);
+  Result cap;
+  cap.experiment = e->key;
+  cap.artifact = e->artifact;
+  cap.status = Status::passed;
+  cap.axes = {{"study", "capacity"}};
+  cap.metrics = {metric("l2_capacity_bytes", 55.02e6, "B"), metric("l2_miss_onset_bytes", 39903232, "B"),
+                 metric("l2_miss_onset_fraction", 39903232 / (60 * MB), ""),
+                 metric("l2_all_miss_bytes", 92241536, "B")};
+  cap.data["l2_capacity_bytes_interval"] = {54.3e6, 55.9e6};
+  cap.data["l2_miss_onset_bytes_interval"] = {39903232, 41503616};
+  cap.data["l2_all_miss_bytes_interval"] = {91353344, 92241536};
+  cap.data["l2_capacity_note"] = "misses begin at ≈2/3 of the L2 (onset 0.63 × the device's L2): consistent with ...";
+  Summary summary(session, *e, {cap});
+  e->summarize(summary);
+  const auto& out = summary.derived();
+  const Result* l2 = row(out, "l2_capacity_bytes");
+  ASSERT_NE(l2, nullptr);
+  EXPECT_EQ(l2->find_metric("outside_expected")->value, 1.0) << "the flag stays";
+  EXPECT_NE(l2->reason.find("outside the expected range"), std::string::npos) << l2->reason;
+  EXPECT_NE(l2->reason.find("misses begin at ≈2/3 of the L2"), std::string::npos) << l2->reason;
+  EXPECT_NE(l2->reason.find("consistent with"), std::string::npos) << l2->reason;
+  const Result* onset = row(out, "l2_miss_onset_bytes");
+  ASSERT_NE(onset, nullptr);
+  EXPECT_EQ(onset->find_metric("measured")->value, 39903232);
+  EXPECT_EQ(onset->data.at("knee_interval")[1].get<double>(), 41503616);
+  ASSERT_NE(row(out, "l2_miss_onset_fraction"), nullptr);
+  EXPECT_NEAR(row(out, "l2_miss_onset_fraction")->find_metric("measured")->value, 0.634, 0.001);
+  const Result* all = row(out, "l2_all_miss_bytes");
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->find_metric("measured")->value, 92241536);
+  // Without the note (an onset far from 2/3) the row says only what the range check says.
+  cap.data.erase("l2_capacity_note");
+  Summary plain(session, *e, {cap});
+  e->summarize(plain);
+  EXPECT_EQ(row(plain.derived(), "l2_capacity_bytes")->reason.find("2/3"), std::string::npos);
+}
+
 TEST(Fig2Table, UnknownGpuHasNoExpectedColumnsButKeepsThePaper) {
   SystemInfo sys;
   GpuSummary gpu;

@@ -6,7 +6,9 @@
 #include "core/bench/runner.hpp"
 #include "core/errors.hpp"
 #include "microbench/barrier/coresidency.hpp"
+#include "microbench/launch/cpu_pin.hpp"
 #include "microbench/launch/difference_method.hpp"
+#include "microbench/launch/interleaved_timing.hpp"
 
 #include <gtest/gtest.h>
 
@@ -108,6 +110,120 @@ TEST(DifferenceMethod, RobustSpreadIgnoresOneDisturbedSample) {
   EXPECT_NEAR(d.value, 3e-6, 0.01e-6);
   EXPECT_LT(d.propagated_spread, 0.005) << "half IQR over the median sees the bulk, not the stall";
   EXPECT_GT(d.propagated_cv, 0.05) << "the stall dominates the standard deviation";
+}
+
+// Synthetic host timings: T(k) = fixed + k × cost, plus a drift that grows with every call (a
+// clock ramping down, a busier host), plus optional disturbances.
+struct DriftingHost {
+  double fixed = 20e-6, cost = 3e-6, drift_per_call = 0;
+  long calls = 0;
+  std::vector<long> order;
+  double operator()(long k) {
+    order.push_back(k);
+    return fixed + static_cast<double>(k) * cost + drift_per_call * static_cast<double>(calls++);
+  }
+};
+
+TEST(InterleavedTiming, AlternatesAbbaAndKeepsTheMedianPerSample) {
+  DriftingHost host;
+  const InterleavedSpec spec{.few = 1, .many = 100, .samples = 3, .inner = 4, .warmup = 1};
+  const auto t = time_interleaved(spec, [&](long k) { return host(k); });
+  // Warm-up pair, then per sample: few many, many few, few many, many few.
+  const std::vector<long> expected_order = {1, 100, 1, 100, 100, 1, 1, 100, 100, 1, 1, 100, 100, 1, 1, 100,
+                                            100, 1, 1, 100, 100, 1, 1, 100, 100, 1};
+  EXPECT_EQ(host.order, expected_order);
+  EXPECT_EQ(t.calls, 26);
+  ASSERT_EQ(t.few.size(), 3u);
+  ASSERT_EQ(t.many.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(t.few[i], 23e-6, 1e-15);
+    EXPECT_NEAR(t.many[i], 320e-6, 1e-15);
+  }
+}
+
+TEST(InterleavedTiming, DriftCancelsInPairedDifferences) {
+  // A drift of 0.1 µs per call over 2 × 5 × 41 calls adds up to 41 µs, 14% of T(N) = 0.32 ms:
+  // measured one after the other, T(N) would carry all of it; interleaved, each pair only its
+  // share over one sample (~1 µs, a third of one launch over N − 1).
+  DriftingHost host{.drift_per_call = 0.1e-6};
+  const InterleavedSpec spec{.few = 1, .many = 100, .samples = 41, .inner = 5, .warmup = 0};
+  const auto t = time_interleaved(spec, [&](long k) { return host(k); });
+  const auto d = paired_difference_per_unit(t.few, t.many, 1, 100);
+  EXPECT_NEAR(d.value, 3e-6, 0.01 * 3e-6);
+  EXPECT_LT(d.spread, 0.001) << "every pair sees the same difference";
+  // The same drift across separate measurements (all T(1) first, then all T(N)).
+  DriftingHost serial{.drift_per_call = 0.1e-6};
+  std::vector<double> few, many;
+  for (int i = 0; i < 41 * 5; ++i) few.push_back(serial(1));
+  for (int i = 0; i < 41 * 5; ++i) many.push_back(serial(100));
+  const auto apart = difference_per_unit(few, many, 1, 100);
+  EXPECT_GT(std::fabs(apart.value - 3e-6), 0.05 * 3e-6) << "drift shifts the unpaired estimate";
+  EXPECT_GT(apart.spread, 0.02) << "and widens both distributions (over the 2% target)";
+}
+
+TEST(InterleavedTiming, OneDisturbedCallPerSampleDoesNotMoveIt) {
+  // Every sample has one call stalled by 1 ms (a context switch); its median ignores it.
+  DriftingHost host;
+  long call = 0;
+  const InterleavedSpec spec{.few = 1, .many = 1000, .samples = 21, .inner = 5, .warmup = 0};
+  const auto t = time_interleaved(spec, [&](long k) {
+    const double v = host(k);
+    return (call++ % 10 == 3) ? v + 1e-3 : v;
+  });
+  const auto d = paired_difference_per_unit(t.few, t.many, 1, 1000);
+  EXPECT_NEAR(d.value, 3e-6, 1e-12);
+  EXPECT_NEAR(d.spread, 0.0, 1e-9);
+}
+
+TEST(InterleavedTiming, RejectsBadSpecsAndStopsWhenInterrupted) {
+  auto timed = [](long k) { return static_cast<double>(k); };
+  EXPECT_THROW(time_interleaved({.few = 1, .many = 1}, timed), std::invalid_argument);
+  EXPECT_THROW(time_interleaved({.few = 1, .many = 2, .samples = 0}, timed), std::invalid_argument);
+  EXPECT_THROW(time_interleaved({.few = 1, .many = 2, .inner = 0}, timed), std::invalid_argument);
+  EXPECT_THROW(time_interleaved({.few = 1, .many = 2, .warmup = -1}, timed), std::invalid_argument);
+  int calls = 0;
+  EXPECT_THROW(time_interleaved({.few = 1, .many = 2}, [&](long k) { ++calls; return static_cast<double>(k); },
+                                [&] { return calls >= 7; }),
+               std::runtime_error);
+  EXPECT_EQ(calls, 7);
+}
+
+TEST(DifferenceMethod, PairedSpreadIsTheHalfIqrOfTheDifferences) {
+  // Per-pair differences (T(N) − T(1))/(N − 1) = 1..9 µs: median 5, q1 3, q3 7: spread 0.4.
+  std::vector<double> few, many;
+  for (int i = 1; i <= 9; ++i) {
+    few.push_back(10e-6 + i * 1e-6);  // T(1) drifts too: only the difference counts
+    many.push_back(few.back() + 10 * i * 1e-6);
+  }
+  const auto d = paired_difference_per_unit(few, many, 1, 11);
+  EXPECT_NEAR(d.value, 5e-6, 1e-15);
+  EXPECT_NEAR(d.spread, 0.4, 1e-12);
+  const Metric m = difference_metric(d, "per_launch", "per launch", "s");
+  EXPECT_NEAR(m.stats.at("spread"), 0.4, 1e-12);
+  EXPECT_NEAR(m.stats.at("q1"), 3e-6, 1e-15);
+  EXPECT_NEAR(m.stats.at("q3"), 7e-6, 1e-15);
+  EXPECT_THROW(paired_difference_per_unit({1.0, 2.0}, {3.0}, 1, 2), std::invalid_argument);
+}
+
+TEST(CpuPin, PinsToTheCurrentCpuAndRestoresTheMask) {
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  {
+    const ScopedCpuPin pin;
+    if (pin.cpu() < 0) GTEST_SKIP() << "cannot pin here: " << pin.error();
+    EXPECT_TRUE(pin.error().empty());
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+    EXPECT_EQ(CPU_COUNT(&now), 1);
+    EXPECT_TRUE(CPU_ISSET(pin.cpu(), &now));
+    EXPECT_EQ(sched_getcpu(), pin.cpu());
+  }
+  cpu_set_t after;
+  CPU_ZERO(&after);
+  ASSERT_EQ(sched_getaffinity(0, sizeof after, &after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&before, &after));
 }
 
 TEST(Coresidency, AllowsUpToTheOccupancyLimit) {

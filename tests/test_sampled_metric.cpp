@@ -2,6 +2,8 @@
 #include "microbench/sampled_metric.hpp"
 
 #include "core/bench/sample_median.hpp"
+#include "core/report/format.hpp"
+#include "microbench/launch/difference_method.hpp"
 
 #include <gtest/gtest.h>
 
@@ -74,6 +76,32 @@ TEST(SampledMetric, SummaryFlagsHeadlineSpreadOverTwoPercent) {
   flag_wide_spread(quiet);
   EXPECT_TRUE(quiet.reason.empty());
   EXPECT_FALSE(quiet.data.contains("wide_spread"));
+}
+
+TEST(SampledMetric, RescaledToCyclesKeepsTheRelativeSpread) {
+  // volkov08.barrier: a per-barrier time in seconds at a 1980 MHz clock becomes SM cycles. The
+  // spread (half the IQR over the median) is a fraction: scaling it by the clock gave
+  // "5170 ±44941588.9%" in the report.
+  const std::vector<double> t1 = {1.00e-3, 1.01e-3, 0.99e-3, 1.00e-3, 1.02e-3};
+  const std::vector<double> tn = {3.61e-3, 3.60e-3, 3.63e-3, 3.59e-3, 3.62e-3};
+  Metric seconds = difference_metric(difference_per_unit(t1, tn, 1, 1000), "per_barrier", "per barrier", "s");
+  seconds.published = Published{1.45e-6, "paper, in seconds"};
+  const double hz = 1980e6;
+  const Metric cycles = rescaled(seconds, hz, "per_barrier_cycles", "cycles per barrier", "cycles");
+  EXPECT_EQ(cycles.tag, "per_barrier_cycles");
+  EXPECT_EQ(cycles.unit, "cycles");
+  EXPECT_FALSE(cycles.published);
+  EXPECT_NEAR(cycles.value, seconds.value * hz, 1e-9);
+  ASSERT_EQ(cycles.samples.size(), seconds.samples.size());
+  for (std::size_t i = 0; i < cycles.samples.size(); ++i) EXPECT_NEAR(cycles.samples[i], seconds.samples[i] * hz, 1e-9);
+  for (const char* absolute : {"median", "mean", "stddev", "min", "max", "q1", "q3"})
+    EXPECT_NEAR(cycles.stats.at(absolute), seconds.stats.at(absolute) * hz, 1e-6) << absolute;
+  for (const char* relative : {"cv", "cv_propagated", "spread"})
+    EXPECT_DOUBLE_EQ(cycles.stats.at(relative), seconds.stats.at(relative)) << relative;
+  EXPECT_LT(relative_spread(cycles), 0.05);
+  EXPECT_EQ(format_spread(cycles), format_spread(seconds));
+  EXPECT_THROW(rescaled(seconds, 0.0, "t", "t", "x"), std::invalid_argument);
+  EXPECT_THROW(rescaled(seconds, std::nan(""), "t", "t", "x"), std::invalid_argument);
 }
 
 TEST(SampledMetric, NoSamplesIsAnError) { EXPECT_THROW(with_samples({.tag = "t"}, {}), std::invalid_argument); }

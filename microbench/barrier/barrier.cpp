@@ -16,7 +16,10 @@
 #include "core/errors.hpp"
 #include "microbench/barrier/barrier_kernels.cuh"
 #include "microbench/barrier/coresidency.hpp"
+#include "core/cuda/stream.hpp"
+#include "microbench/launch/cpu_pin.hpp"
 #include "microbench/launch/difference_method.hpp"
+#include "microbench/launch/interleaved_timing.hpp"
 #include "microbench/sampled_metric.hpp"
 
 #include <cmath>
@@ -30,6 +33,10 @@ namespace gpufact::microbench {
 namespace {
 
 constexpr unsigned long long spin_timeout_ns = 2'000'000'000ull;  // a lost wakeup ends as an error, not a hang
+
+// Relaunch samples: 31 pairs, each the median of 5 timings of T(1) and of T(R); at R = 2000
+// (~8 ms a sequence) about 1.3 s per case.
+constexpr int relaunch_samples = 31, relaunch_inner_timings = 5;
 
 struct Variant {
   const char* name;
@@ -53,19 +60,6 @@ const Variant& variant_named(const std::string& name) {
   throw UsageError("axis 'barrier': unknown barrier '" + name + "'");
 }
 
-
-// `m` scaled by `factor` (seconds to cycles); relative spreads unchanged.
-Metric scaled(Metric m, double factor, std::string tag, std::string name, std::string unit) {
-  m.tag = std::move(tag);
-  m.name = std::move(name);
-  m.unit = std::move(unit);
-  m.value *= factor;
-  for (auto& x : m.samples) x *= factor;
-  for (auto& [k, v] : m.stats)
-    if (k != "cv" && k != "cv_propagated") v *= factor;
-  m.published.reset();
-  return m;
-}
 
 void run_barrier(Case& c) {
   const Variant& variant = variant_named(c.text("barrier"));
@@ -142,25 +136,61 @@ void run_barrier(Case& c) {
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
   check_timeout();
 
-  MeasureSpec one;
-
-  one.max_min_time_s = microbench_max_sample_s;
-  one.name = "one";
-  one.label = "1 round";
-  one.timer = Timer::gpu_events;
-  // A relaunch sequence is R + 1 launches: queued behind the stream hold they could fill the
-  // launch queue and block the host, so they are timed as issued (host launch cost included when
-  // it is the slower side, as for any code that relaunches per step).
-  one.sync = !variant.in_kernel;
-  // Relaunches are paced by the host: noisier per sample, so more samples for the median.
-  if (!variant.in_kernel) one.min_repetitions = 15;
-  one.body = [&](std::size_t) { enqueue(1); };
-  MeasureSpec many = one;
-  many.name = "many";
-  many.label = std::to_string(rounds) + " rounds";
-  many.body = [&](std::size_t) { enqueue(rounds); };
-  const bool measured_one = c.measure(one);
-  const bool measured_many = c.measure(many);
+  // In-kernel barriers: Google Benchmark samples of T(1) and T(R), GPU events around a held
+  // stream. Relaunches are paced by the host: T(1) and T(R) interleaved, each sample the median
+  // of a few inner timings, the thread pinned to its CPU (as volkov08.launch). A relaunch
+  // sequence is R + 1 launches: queued behind a stream hold they could fill the launch queue and
+  // block the host, so they are timed as issued (host launch cost included when it is the
+  // slower side, as for any code that relaunches per step).
+  std::optional<DifferenceEstimate> estimate;
+  double clock_mhz = 0;
+  if (variant.in_kernel) {
+    MeasureSpec one;
+    one.max_min_time_s = microbench_max_sample_s;
+    one.name = "one";
+    one.label = "1 round";
+    one.timer = Timer::gpu_events;
+    one.body = [&](std::size_t) { enqueue(1); };
+    MeasureSpec many = one;
+    many.name = "many";
+    many.label = std::to_string(rounds) + " rounds";
+    many.body = [&](std::size_t) { enqueue(rounds); };
+    const bool measured_one = c.measure(one);
+    const bool measured_many = c.measure(many);
+    const Metric* t1 = c.result().find_metric("one/time");
+    const Metric* tr = c.result().find_metric("many/time");
+    const Metric* clock = c.result().find_metric("many/sm_clock");
+    if (measured_one && measured_many && t1 && tr) {
+      estimate = difference_per_unit(t1->samples, tr->samples, 1.0, rounds);
+      if (clock) clock_mhz = clock->value;
+    }
+  } else {
+    const ScopedCpuPin pin;
+    Event start, stop;
+    const InterleavedSpec sampling{.few = 1, .many = rounds, .samples = relaunch_samples,
+                                   .inner = relaunch_inner_timings};
+    const auto times = time_interleaved(
+        sampling,
+        [&](long k) {
+          start.record(s);
+          enqueue(static_cast<int>(k));
+          stop.record(s);
+          stop.synchronize();
+          return Event::elapsed_seconds(start, stop);
+        },
+        [&] { return c.session().interrupted(); });
+    record_sampling(c.result(), sampling, pin);
+    clock_mhz = c.session().probe_sm_clock_mhz(s);
+    c.add_metric(with_samples({.tag = "one/time", .name = "1 round (median of the inner timings)", .unit = "s",
+                               .higher_is_better = false, .role = MetricRole::performance},
+                              times.few));
+    c.add_metric(with_samples({.tag = "many/time", .name = std::to_string(rounds) + " rounds (median of the inner timings)",
+                               .unit = "s", .higher_is_better = false, .role = MetricRole::performance},
+                              times.many));
+    c.add_metric({.tag = "many/sm_clock", .name = "SM clock (probe, after the samples)", .unit = "MHz",
+                  .value = clock_mhz, .role = MetricRole::environment});
+    estimate = paired_difference_per_unit(times.few, times.many, 1.0, rounds);
+  }
 
   const auto [checks, violations] = buffers.tallies(s);
   check_timeout();
@@ -171,19 +201,15 @@ void run_barrier(Case& c) {
   c.verify("|slot reads made − blocks × rounds issued|",
            std::fabs(static_cast<double>(checks) - static_cast<double>(checks_issued)), 0.0);
 
-  if (!measured_one || !measured_many) return;
-  const Metric* t1 = c.result().find_metric("one/time");
-  const Metric* tr = c.result().find_metric("many/time");
-  const Metric* clock = c.result().find_metric("many/sm_clock");
-  if (!t1 || !tr) return;
+  if (!estimate) return;
   for (auto& m : c.result().metrics) m.headline = false;
-  Metric per = difference_metric(difference_per_unit(t1->samples, tr->samples, 1.0, rounds), "per_barrier",
+  Metric per = difference_metric(*estimate, "per_barrier",
                                  std::string(variant.label) + ": time per barrier (T(R) − T(1))/(R − 1)", "s");
   const bool paper_setting = variant.in_kernel == flags_kind && blocks_per_sm == 1;
   if (paper_setting)
     per.published = Published{1.45e-6, "volkov08 §3.6: 1.3–1.6 µs per barrier, one block per SM, four 2007 GPUs"};
-  if (clock && clock->value > 0) {
-    Metric cycles = scaled(per, clock->value * 1e6, "per_barrier_cycles",
+  if (clock_mhz > 0) {
+    Metric cycles = rescaled(per, clock_mhz * 1e6, "per_barrier_cycles",
                            std::string(variant.label) + ": SM cycles per barrier", "cycles");
     if (paper_setting) cycles.published = Published{1960, "volkov08 §3.6: 1920–2000 cycles per barrier"};
     c.add_metric(std::move(per));

@@ -28,6 +28,9 @@ struct DifferenceEstimate {
   // |value|, h = (q3 − q1) / 2. The report's spread: robust to a few disturbed samples and,
   // like the median difference itself, independent of the pairing.
   double propagated_spread = 0;
+  // The report's spread: propagated_spread for separate measurements; for paired ones (taken
+  // interleaved) half the interquartile range of `samples` over |value|.
+  double spread = 0;
 };
 
 // `few` and `many` are the units in each sample (1 and N); `t_few`, `t_many` the per-repetition
@@ -35,9 +38,16 @@ struct DifferenceEstimate {
 DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const std::vector<double>& t_many,
                                        double few, double many);
 
+// Paired measurements: t_few[i] and t_many[i] were taken together, interleaved (see
+// interleaved_timing.hpp). The value is the median of the per-pair differences over (many −
+// few) and the spread half their interquartile range over |value|: a drift between pairs
+// cancels in each difference instead of widening both distributions. Throws
+// std::invalid_argument when many <= few, a list is empty or the lists differ in length.
+DifferenceEstimate paired_difference_per_unit(const std::vector<double>& t_few, const std::vector<double>& t_many,
+                                              double few, double many);
 
 // A derived metric from an estimate: value, samples and stats (median = value, mean, stddev,
-// cv, min, max, cv_propagated, spread = propagated_spread).
+// cv, min, max, cv_propagated, q1, q3, spread = d.spread).
 Metric difference_metric(const DifferenceEstimate& d, std::string tag, std::string name, std::string unit);
 
 }  // namespace gpufact::microbench

@@ -1,6 +1,7 @@
 // volkov08.launch (volkov08 §3.1): the host cost of one kernel launch, as the paper measured it:
 // issue N launches of a kernel that does next to nothing, synchronize once, and take
-// (T(N) − T(1)) / (N − 1). Host wall time, since the cost is paid on the host; when the GPU
+// (T(N) − T(1)) / (N − 1). Host wall time, since the cost is paid on the host, with T(1) and
+// T(N) timed interleaved and the timing thread pinned to its CPU; when the GPU
 // retires empty kernels more slowly than the host issues them, the launch queue fills and the
 // figure becomes the GPU's per-kernel time instead (the steady state a launch-bound code sees).
 #include "microbench/launch/launch.hpp"
@@ -11,10 +12,13 @@
 #include "core/cuda/check.hpp"
 #include "core/cuda/graph.hpp"
 #include "core/errors.hpp"
+#include "microbench/launch/cpu_pin.hpp"
 #include "microbench/launch/difference_method.hpp"
+#include "microbench/launch/interleaved_timing.hpp"
 #include "microbench/launch/launch_kernels.cuh"
 #include "microbench/sampled_metric.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -53,6 +57,10 @@ std::string host_cpu_model(const SystemInfo& sys) {
   if (host == sys.doc.end() || !host->is_object()) return "";
   return host->value("cpu_model", std::string());
 }
+
+// Samples of the difference method: 41 pairs, each the median of 5 timings of T(1) and of T(N).
+// At N = 1000 the slowest method (a synchronization per launch, ~9 µs) takes ~2 s.
+constexpr int launch_samples = 41, launch_inner_timings = 5;
 
 kernels::LaunchApi api_of(const std::string& method) {
   if (method == "async_driver") return kernels::LaunchApi::driver;
@@ -109,23 +117,19 @@ void run_launch(Case& c) {
   issue(1);
   issue(n);
 
-  MeasureSpec one;
-
-  one.max_min_time_s = microbench_max_sample_s;
-  one.name = "one";
-  one.label = "1 launch + sync";
-  one.timer = Timer::host_wall;
-  one.sync = true;
-  one.body = [&](std::size_t) { issue(1); };
-  // Host-timed: one sample is easily disturbed (a context switch, the launch queue), so many
-  // samples, each short, and the median with its interquartile range.
-  one.min_repetitions = 21;
-  MeasureSpec many = one;
-  many.name = "many";
-  many.label = std::to_string(n) + " launches + sync";
-  many.body = [&](std::size_t) { issue(n); };
-  const bool measured_one = c.measure(one);
-  const bool measured_many = c.measure(many);
+  // T(1) and T(N) interleaved, each sample the median of a few inner timings, the thread pinned
+  // to its CPU: drift and migrations cancel or vanish instead of widening the spread.
+  const ScopedCpuPin pin;
+  const InterleavedSpec sampling{.few = 1, .many = n, .samples = launch_samples, .inner = launch_inner_timings};
+  const auto times = time_interleaved(
+      sampling,
+      [&](long k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        issue(k);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      },
+      [&] { return c.session().interrupted(); });
+  record_sampling(c.result(), sampling, pin);
 
   unsigned long long counted = 0;
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&counted, counter, sizeof counted, cudaMemcpyDeviceToHost, s));
@@ -138,12 +142,13 @@ void run_launch(Case& c) {
   c.result().data["host_cpu"] = host_cpu_model(c.session().system());
   c.result().data["method"] = info.label;
 
-  if (!measured_one || !measured_many) return;
-  const Metric* t1 = c.result().find_metric("one/time");
-  const Metric* tn = c.result().find_metric("many/time");
-  if (!t1 || !tn) return;
-  for (auto& m : c.result().metrics) m.headline = false;  // the derived cost is the headline
-  Metric per = difference_metric(difference_per_unit(t1->samples, tn->samples, 1.0, static_cast<double>(n)),
+  c.add_metric(with_samples({.tag = "one/time", .name = "1 launch + sync (median of the inner timings)", .unit = "s",
+                             .higher_is_better = false, .role = MetricRole::performance},
+                            times.few));
+  c.add_metric(with_samples({.tag = "many/time", .name = std::to_string(n) + " launches + sync (median of the inner timings)",
+                             .unit = "s", .higher_is_better = false, .role = MetricRole::performance},
+                            times.many));
+  Metric per = difference_metric(paired_difference_per_unit(times.few, times.many, 1.0, static_cast<double>(n)),
                                  "per_launch",
                                  method == "graph_node" ? "time per graph node (T(N) − T(1))/(N − 1)"
                                                         : "time per launch (T(N) − T(1))/(N − 1)",

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -203,7 +204,22 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
     curve = find_steps(sw.x, sw.y);
     c.result().data["curve"] = curve_json(sw, curve, "bytes");
   }
-  if (curve.plateaus.size() >= 3) {
+  // Miss onset: a few more points between the last size on the L2 level and the next one.
+  if (auto range = miss_range(sw.x, sw.y, curve)) {
+    const double step = (range->onset_next_bytes - range->onset_bytes) / 4;
+    for (int i = 1; i <= 3; ++i) {
+      const auto b = static_cast<std::size_t>(std::llround((range->onset_bytes + i * step) / 128.0)) * 128;
+      if (static_cast<double>(b) > range->onset_bytes && static_cast<double>(b) < range->onset_next_bytes &&
+          !sw.has(static_cast<double>(b)))
+        at(b);
+    }
+    curve = find_steps(sw.x, sw.y);
+    c.result().data["curve"] = curve_json(sw, curve, "bytes");
+  }
+  const auto levels = capacity_levels(curve);
+  if (levels.l2_hit && levels.dram) {
+    const Level& l2 = curve.plateaus[*levels.l2_hit];
+    const Level& dram = curve.plateaus[*levels.dram];
     if (auto m = midpoint_crossing(sw.x, sw.y, curve)) {
       c.add_metric(derived_metric("l2_capacity_bytes", "L2 capacity (one SM): size where half the accesses miss", "B",
                                   m->bytes, false));
@@ -214,8 +230,39 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
     } else {
       add_capacity(c, "l2_capacity_bytes", "L2 capacity (one SM)", curve.knees.back());
     }
-    add_level(c, "l2_hit", "L2 hit latency, near and far lines mixed", sw.values_in(curve.plateaus[1]), mhz);
-    add_level(c, "dram", "DRAM latency (stride 128 B, beyond L2)", sw.values_in(curve.plateaus.back()), mhz);
+    if (auto range = miss_range(sw.x, sw.y, curve)) {
+      const double device_l2 = static_cast<double>(c.session().gpu().l2_bytes);
+      c.add_metric(derived_metric("l2_miss_onset_bytes", "L2 miss onset (one SM): last size on the L2 plateau", "B",
+                                  range->onset_bytes, false));
+      c.result().data["l2_miss_onset_bytes_interval"] = {range->onset_bytes, range->onset_next_bytes};
+      if (range->all_miss_bytes > 0) {
+        c.add_metric(derived_metric("l2_all_miss_bytes", "L2 all-miss size (one SM): first size at the DRAM plateau",
+                                    "B", range->all_miss_bytes, false));
+        c.result().data["l2_all_miss_bytes_interval"] = {range->all_miss_prev_bytes, range->all_miss_bytes};
+      }
+      c.result().data["l2_miss_range_rule"] = {
+          {"rule", "onset: last size before the latency stays above the L2 plateau by more than the band; all-miss: "
+                   "first size from which it stays within the band of the DRAM plateau"},
+          {"band_relative", range->tolerance}, {"l2_plateau_cycles", range->l2_cycles}, {"dram_plateau_cycles", range->dram_cycles}};
+      if (device_l2 > 0) {
+        const double fraction = range->onset_bytes / device_l2;
+        c.add_metric(derived_metric("l2_miss_onset_fraction", "L2 miss onset / device L2 size (cudaDeviceProp::l2CacheSize)",
+                                    "", fraction, false, false));
+        c.result().data["device_l2_bytes"] = device_l2;
+        if (onset_near_two_thirds(range->onset_bytes, range->onset_next_bytes, device_l2)) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.2f", fraction);
+          c.result().data["l2_capacity_note"] =
+              std::string("misses begin at ≈2/3 of the L2 (onset ") + buf +
+              " × the device's L2): consistent with lines homed in the far partition also taking a copy in the near "
+              "one (one SM's view), so that one SM holds ~C/1.5 before evicting";
+        }
+      }
+    }
+    add_level(c, "l2_hit", "L2 hit latency, near and far lines mixed", sw.values_in(l2), mhz);
+    add_level(c, "dram", "DRAM latency (stride 128 B, beyond L2)", sw.values_in(dram), mhz);
+    c.result().data["l2_hit_plateau"] = {{"x_first", l2.x_first}, {"x_last", l2.x_last},
+                                         {"rule", "first plateau after L1 spanning an octave of sizes"}};
     if (curve.plateaus.size() > 3)
       c.result().data["extra_levels"] =
           "more than three plateaus: levels between L2 and DRAM (partitions, TLB) are listed under curve";
@@ -358,9 +405,14 @@ void study_carveout(Case& c, StudyRunner& r, int per_octave) {
   c.result().data["curves"] = data;
 }
 
-// L2 near/far partitions: a warm per-access trace of cg loads over an array in L2 (a new line
-// per access); latencies cluster by the partition holding each line. The trace's own overhead
-// (clock reads, a shared store) is measured on L1 hits and subtracted.
+// L2 near/far partitions: warm per-access traces of cg loads (a new line per access); latencies
+// cluster by the partition holding each line. The trace's own overhead (clock reads, a shared
+// store) is measured on L1 hits and subtracted. Two sizes: 8 MiB, and 0.8 × the device's L2. On
+// the H200 the 8 MiB trace shows one cluster: while the array fits, lines homed in the far
+// partition are consistent with also being copied into the near one (the one-SM capacity curve
+// starts missing at ~2/3 of the L2), so only the larger array, where the copies no longer all
+// fit, can show both. Its DRAM-latency accesses are misses, told apart by a DRAM latency
+// measured here (a timed chase far beyond the L2).
 void study_partition(Case& c, StudyRunner& r, double mhz) {
   cudaStream_t s = c.stream();
   ChaseBench small(4 * KiB, 1, s);
@@ -375,24 +427,49 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
   c.add_metric(derived_metric("trace_overhead_cycles", "per-access trace overhead (traced − timed L1 hit)", "cycles",
                        overhead, false, false));
 
-  ChaseBench bench(8 * MiB, 1, s);
-  const ChaseSpec spec{.bytes = 8 * MiB, .stride_bytes = 128, .access = ChaseAccess::global_cg};
-  const std::uint64_t bad = bench.prepare(spec, kWalkBudgetCycles);
-  r.add_mismatches(bad, "partition array: " + bench.check_detail());
-  if (bad) return;
-  const auto tr = bench.trace(kernels::chase_trace_max, static_cast<long long>(bench.cycle().length), true);
-  r.add_mismatches(tr.mismatches, "partition trace: indices off the cycle");
-  std::vector<double> lat;
-  for (auto v : tr.latency) lat.push_back(std::max(1.0, static_cast<double>(v) - overhead));
-  const auto clusters = cluster_values(lat);
-  std::vector<Cluster> main;
-  for (const auto& cl : clusters)
-    if (!cl.outlier) main.push_back(cl);
-  nlohmann::json cj = nlohmann::json::array();
-  for (const auto& cl : clusters)
-    cj.push_back({{"median_cycles", cl.median}, {"stddev_cycles", cl.stddev}, {"count", cl.count},
-                  {"fraction", cl.fraction}, {"outlier", cl.outlier}});
-  c.result().data["trace"] = {{"latency_cycles_minus_overhead", lat}, {"index", tr.index}, {"clusters", cj}};
+  // DRAM latency for the same loads: one timed point on an array 4 × the L2 (at least 256 MiB).
+  const double l2 = static_cast<double>(c.session().gpu().l2_bytes);
+  double dram_cycles = 0;
+  {
+    const std::size_t big = sweep_ceiling(c, std::max<std::size_t>(pow2_at_least(4.0 * l2), 256 * MiB), 1);
+    ChaseBench far(big, 1, s);
+    if (auto pt = r.point(far, {.bytes = big, .stride_bytes = 128, .access = ChaseAccess::global_cg}))
+      dram_cycles = pt->cycles;
+  }
+  c.add_metric(derived_metric("partition_dram_cycles", "DRAM latency of the same loads (timed, array 4 × L2)", "cycles",
+                              dram_cycles, false, false));
+
+  std::vector<std::size_t> sizes = {8 * MiB};
+  const auto large = static_cast<std::size_t>(std::llround(0.8 * l2 / 128.0)) * 128;
+  if (large > sizes.front()) sizes.push_back(large);
+  std::vector<std::vector<Cluster>> traced;
+  nlohmann::json traces = nlohmann::json::array();
+  for (const std::size_t bytes : sizes) {
+    c.require_device_memory(bytes + 64 * MiB);  // the array and the chase's small buffers
+    ChaseBench bench(bytes, 1, s);
+    const ChaseSpec spec{.bytes = bytes, .stride_bytes = 128, .access = ChaseAccess::global_cg};
+    const std::uint64_t bad = bench.prepare(spec, kWalkBudgetCycles);
+    r.add_mismatches(bad, "partition array of " + std::to_string(bytes) + " B: " + bench.check_detail());
+    if (bad) return;
+    // Warm: one walk of the whole cycle first, then the traced accesses.
+    const auto tr = bench.trace(kernels::chase_trace_max, static_cast<long long>(bench.cycle().length), true);
+    r.add_mismatches(tr.mismatches, "partition trace: indices off the cycle");
+    std::vector<double> lat;
+    for (auto v : tr.latency) lat.push_back(std::max(1.0, static_cast<double>(v) - overhead));
+    const auto clusters = cluster_values(lat);
+    const auto hits = hit_clusters(clusters, dram_cycles);
+    nlohmann::json cj = nlohmann::json::array();
+    for (const auto& cl : clusters)
+      cj.push_back({{"median_cycles", cl.median}, {"stddev_cycles", cl.stddev}, {"count", cl.count},
+                    {"fraction", cl.fraction}, {"outlier", cl.outlier},
+                    {"miss", !cl.outlier && dram_cycles > 0 && cl.median >= 0.85 * dram_cycles}});
+    traces.push_back({{"bytes", bytes}, {"fraction_of_l2", l2 > 0 ? static_cast<double>(bytes) / l2 : 0.0},
+                      {"latency_cycles_minus_overhead", lat}, {"index", tr.index}, {"clusters", cj},
+                      {"hit_clusters", hits.size()}});
+    traced.push_back(clusters);
+  }
+  c.result().data["traces"] = traces;
+  c.result().data["miss_rule"] = "a cluster whose median is at least 0.85 × the measured DRAM latency is misses";
   auto level_metric = [&](const std::string& key, const std::string& name, const Cluster& cl) {
     Metric m = derived_metric(key + "_cycles", name + " (cycles)", "cycles", cl.median, false);
     m.stats = {{"median", cl.median}, {"mean", cl.mean}, {"stddev", cl.stddev},
@@ -400,17 +477,22 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     c.add_metric(m);
     if (mhz > 0) c.add_metric(derived_metric(key + "_ns", name + " (ns)", "ns", cl.median * 1e3 / mhz, false, false));
   };
-  if (main.size() >= 2) {
-    // The two most populated clusters, by latency.
-    std::sort(main.begin(), main.end(), [](const Cluster& a, const Cluster& b) { return a.count > b.count; });
-    std::vector<Cluster> two(main.begin(), main.begin() + 2);
-    std::sort(two.begin(), two.end(), [](const Cluster& a, const Cluster& b) { return a.median < b.median; });
-    level_metric("l2_near", "L2 near-partition hit", two[0]);
-    level_metric("l2_far", "L2 far-partition hit", two[1]);
-    c.add_metric(derived_metric("l2_near_fraction", "share of lines in the near partition", "", two[0].fraction, false, false));
-  } else if (main.size() == 1) {
-    level_metric("l2_hit_single_cluster", "L2 hit (one latency cluster: no partitions seen)", main[0]);
-    c.result().reason = "one L2 latency cluster: no near/far partitions seen";
+  if (auto split = split_partitions(traced, dram_cycles)) {
+    level_metric("l2_near", "L2 near-partition hit", split->near);
+    level_metric("l2_far", "L2 far-partition hit", split->far);
+    const auto hits = hit_clusters(traced[split->trace], dram_cycles);
+    double hit_count = 0;
+    for (const auto& h : hits) hit_count += static_cast<double>(h.count);
+    c.add_metric(derived_metric("l2_near_fraction", "share of the hits in the near partition", "",
+                                hit_count > 0 ? static_cast<double>(split->near.count) / hit_count : 0.0, false, false));
+    c.add_metric(derived_metric("partition_trace_bytes", "array size whose trace shows near and far", "B",
+                                static_cast<double>(sizes[split->trace]), false, false));
+  } else if (!traced.empty()) {
+    const auto hits = hit_clusters(traced.front(), dram_cycles);
+    if (!hits.empty()) {
+      level_metric("l2_hit_single_cluster", "L2 hit (one latency cluster: no partitions seen)", hits.front());
+      c.result().reason = "one L2 latency cluster below the DRAM latency at every traced size: no near/far partitions seen";
+    }
   }
 }
 
@@ -484,6 +566,9 @@ const std::vector<Row>& table_rows() {
       {"l2_far_cycles", "L2 far-partition hit", "cycles"},
       {"l2_far_ns", "L2 far-partition hit", "ns"},
       {"l2_capacity_bytes", "L2 capacity (one SM, half the accesses miss)", "B", true},
+      {"l2_miss_onset_bytes", "L2 miss onset (one SM, last size on the L2 plateau)", "B", true},
+      {"l2_miss_onset_fraction", "L2 miss onset / device L2 size", ""},
+      {"l2_all_miss_bytes", "L2 all-miss size (one SM, first size at the DRAM plateau)", "B", true},
       {"dram_cycles", "DRAM latency", "cycles"},
       {"dram_ns", "DRAM latency", "ns"},
       {"sector_bytes", "sector (L1 fill granularity)", "B"},
@@ -567,6 +652,12 @@ void summarize_fig2(Summary& s) {
       } else {
         d.reason = "within the expected range (±10%)";
       }
+    }
+    // Why a one-SM capacity falls short of the device's L2, when the onset says so (fig2 capacity).
+    if (row.quantity == "l2_capacity_bytes" && res->data.contains("l2_capacity_note")) {
+      const std::string note = res->data["l2_capacity_note"].get<std::string>();
+      d.data["note"] = note;
+      d.reason += (d.reason.empty() ? "" : "; ") + note;
     }
     flag_wide_spread(d);
     if (d.data.contains("wide_spread"))

@@ -42,34 +42,127 @@ std::vector<TlbLevel> infer_tlb_levels(const std::vector<double>& strides, const
   return out;
 }
 
+namespace {
+
+bool spans_an_octave(const Level& p) { return p.x_last >= 2 * p.x_first; }
+
+double octaves(const Level& p) { return std::log2(p.x_last / p.x_first); }
+
+}  // namespace
+
+CapacityLevels capacity_levels(const StepCurve& curve) {
+  const auto& p = curve.plateaus;
+  CapacityLevels lv;
+  if (p.size() < 3) return lv;
+  const std::size_t last = p.size() - 1;
+  // DRAM: the level the sweep ends on. Short plateaus after the last level (from index 2 on)
+  // that stay within 25% of it are noise or a small step at the sweep's end; higher ones are the
+  // climb itself, whose end is the last plateau (L2 to DRAM is about 2× on Hopper).
+  lv.dram = last;
+  for (std::size_t i = last; i >= 2; --i)
+    if (spans_an_octave(p[i])) {
+      if (p[last].level <= 1.25 * p[i].level) lv.dram = i;
+      break;
+    }
+  // L2 hit: the first level after L1 and before DRAM, else the widest plateau between them.
+  for (std::size_t i = 1; i < *lv.dram && !lv.l2_hit; ++i)
+    if (spans_an_octave(p[i])) lv.l2_hit = i;
+  if (!lv.l2_hit) {
+    std::size_t widest = 1;
+    for (std::size_t i = 2; i < *lv.dram; ++i)
+      if (octaves(p[i]) > octaves(p[widest])) widest = i;
+    lv.l2_hit = widest;
+  }
+  // The L2 level before the climb: the last level from the L2 hit up to DRAM (TLB steps split
+  // the L2 into several levels), else the L2 hit itself.
+  lv.l2_before_climb = lv.l2_hit;
+  for (std::size_t i = *lv.dram - 1; i > *lv.l2_hit; --i)
+    if (spans_an_octave(p[i])) {
+      lv.l2_before_climb = i;
+      break;
+    }
+  return lv;
+}
+
 std::optional<MidpointCrossing> midpoint_crossing(const std::vector<double>& x, const std::vector<double>& y,
                                                   const StepCurve& curve) {
   if (x.size() != y.size()) throw std::invalid_argument("midpoint_crossing: x and y differ in length");
-  const auto& p = curve.plateaus;
-  if (p.size() < 3) return std::nullopt;
-  // The L2 plateau: the last one between the first and the last that spans an octave or more
-  // (TLB steps and the rise itself leave short plateaus), else the widest of them.
-  std::size_t widest = 1;
-  for (std::size_t i = 1; i + 1 < p.size(); ++i)
-    if (p[i].x_last / p[i].x_first > p[widest].x_last / p[widest].x_first) widest = i;
-  for (std::size_t i = p.size() - 2; i >= 1; --i)
-    if (p[i].x_last >= 2 * p[i].x_first) {
-      widest = i;
-      break;
-    }
+  const auto lv = capacity_levels(curve);
+  if (!lv.l2_before_climb || !lv.dram) return std::nullopt;
+  const Level& l2 = curve.plateaus[*lv.l2_before_climb];
   MidpointCrossing m;
-  m.lower = p[widest].level;
-  m.upper = p.back().level;
+  m.lower = l2.level;
+  m.upper = curve.plateaus[*lv.dram].level;
   if (!(m.upper > m.lower * 1.1)) return std::nullopt;  // no rise worth the name
   m.midpoint = 0.5 * (m.lower + m.upper);
   for (std::size_t i = 1; i < x.size(); ++i) {
-    if (x[i] <= p[widest].x_last || y[i] < m.midpoint) continue;
+    if (x[i] <= l2.x_last || y[i] < m.midpoint) continue;
     if (i + 1 < x.size() && y[i + 1] < m.midpoint) continue;
     const double t = std::clamp((m.midpoint - y[i - 1]) / (y[i] - y[i - 1]), 0.0, 1.0);
     m.x_before = x[i - 1];
     m.x_after = x[i];
     m.bytes = std::exp(std::log(x[i - 1]) + t * (std::log(x[i]) - std::log(x[i - 1])));
     return m;
+  }
+  return std::nullopt;
+}
+
+std::optional<MissRange> miss_range(const std::vector<double>& x, const std::vector<double>& y, const StepCurve& curve,
+                                    const SegmentOptions& opt) {
+  if (x.size() != y.size()) throw std::invalid_argument("miss_range: x and y differ in length");
+  const auto lv = capacity_levels(curve);
+  if (!lv.l2_before_climb || !lv.dram) return std::nullopt;
+  const Level& l2 = curve.plateaus[*lv.l2_before_climb];
+  MissRange r;
+  r.l2_cycles = l2.level;
+  r.dram_cycles = curve.plateaus[*lv.dram].level;
+  if (!(r.dram_cycles > r.l2_cycles * 1.1)) return std::nullopt;
+  r.tolerance = merge_threshold(opt, curve.noise);
+  const double above_l2 = r.l2_cycles * (1 + r.tolerance), at_dram = r.dram_cycles * (1 - r.tolerance);
+  const std::size_t n = x.size();
+  std::size_t first = 0;
+  while (first < n && x[first] < l2.x_first) ++first;
+  std::size_t onset = n;
+  for (std::size_t i = first + 1; i < n; ++i)
+    if (y[i] > above_l2 && (i + 1 == n || y[i + 1] > above_l2)) {
+      onset = i - 1;
+      break;
+    }
+  if (onset + 1 >= n) return std::nullopt;
+  r.onset_bytes = x[onset];
+  r.onset_next_bytes = x[onset + 1];
+  for (std::size_t i = onset + 1; i < n; ++i)
+    if (y[i] >= at_dram && (i + 1 == n || y[i + 1] >= at_dram)) {
+      r.all_miss_bytes = x[i];
+      r.all_miss_prev_bytes = x[i - 1];
+      break;
+    }
+  return r;
+}
+
+bool onset_near_two_thirds(double onset_bytes, double onset_next_bytes, double l2_bytes) {
+  const double two_thirds = l2_bytes * 2.0 / 3.0;
+  return l2_bytes > 0 && two_thirds >= onset_bytes * 0.9 && two_thirds <= onset_next_bytes * 1.1;
+}
+
+std::vector<Cluster> hit_clusters(const std::vector<Cluster>& clusters, double dram_cycles, double miss_fraction) {
+  std::vector<Cluster> hits;
+  for (const auto& c : clusters)
+    if (!c.outlier && (!(dram_cycles > 0) || c.median < miss_fraction * dram_cycles)) hits.push_back(c);
+  return hits;
+}
+
+std::optional<PartitionSplit> split_partitions(const std::vector<std::vector<Cluster>>& traces, double dram_cycles,
+                                               double miss_fraction) {
+  for (std::size_t t = 0; t < traces.size(); ++t) {
+    auto hits = hit_clusters(traces[t], dram_cycles, miss_fraction);
+    if (hits.size() < 2) continue;
+    std::stable_sort(hits.begin(), hits.end(), [](const Cluster& a, const Cluster& b) { return a.count > b.count; });
+    PartitionSplit s;
+    s.trace = t;
+    s.near = hits[0].median < hits[1].median ? hits[0] : hits[1];
+    s.far = hits[0].median < hits[1].median ? hits[1] : hits[0];
+    return s;
   }
   return std::nullopt;
 }

@@ -1,0 +1,41 @@
+// Interleaved timing for the difference method (volkov08 §3.1): T(few) and T(many) are taken
+// alternately rather than one measurement after the other, so that a drift of the host (clock
+// boost, another process, the launch queue's state) moves both alike and cancels in their
+// difference; each sample is the median of a few inner timings, so one disturbed call does not
+// move it.
+#pragma once
+
+#include "core/report/result.hpp"
+#include "microbench/launch/cpu_pin.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace gpufact::microbench {
+
+struct InterleavedSpec {
+  long few = 1, many = 2;  // units per timed call (1 and N)
+  int samples = 31;        // samples kept, each one pair (T(few), T(many))
+  int inner = 5;           // timings of each count per sample; the sample is their median
+  int warmup = 2;          // untimed pairs first
+};
+
+struct InterleavedTimes {
+  std::vector<double> few, many;  // per sample: the median of `inner` timings of each count
+  long calls = 0;                 // timed calls made, warm-up included
+};
+
+// `timed(k)` runs k units and returns the seconds they took. Within a sample the counts
+// alternate few, many, many, few, few, many, … (ABBA): a drift linear in time shifts the two
+// medians by at most one call's share. `interrupted` (optional) is polled between calls and
+// ends the measurement with std::runtime_error. Throws std::invalid_argument for samples or
+// inner below 1, warmup below 0, or many <= few.
+InterleavedTimes time_interleaved(const InterleavedSpec& spec, const std::function<double(long)>& timed,
+                                  const std::function<bool()>& interrupted = {});
+
+// Records how a measurement was sampled in result.data["sampling"] (order, samples, inner
+// timings) and the CPU the timing thread was pinned to (host_cpu_pinned: the CPU index, or null
+// with host_cpu_pin_error saying why not).
+void record_sampling(Result& result, const InterleavedSpec& spec, const ScopedCpuPin& pin);
+
+}  // namespace gpufact::microbench
