@@ -124,6 +124,23 @@ struct DriftingHost {
   }
 };
 
+// A timed warm-up keeps pairing calls until they add up to warmup_s (clocks ramp before the
+// samples start), and never stops before the warm-up pairs asked for.
+TEST(InterleavedTiming, TimedWarmupRunsUntilItsSecondsAreSpent) {
+  long calls = 0;
+  auto timed = [&](long k) {
+    ++calls;
+    return k == 1 ? 1e-3 : 9e-3;  // a pair: 10 ms
+  };
+  const auto t = time_interleaved({.few = 1, .many = 10, .samples = 1, .inner = 1, .warmup = 2, .warmup_s = 0.095},
+                                  timed);
+  EXPECT_EQ(t.calls, 2 * 10 + 2);  // ten warm-up pairs reach 0.1 s ≥ 0.095 s, then one sample pair
+  const auto short_warm =
+      time_interleaved({.few = 1, .many = 10, .samples = 1, .inner = 1, .warmup = 3, .warmup_s = 0.001}, timed);
+  EXPECT_EQ(short_warm.calls, 2 * 3 + 2);
+  EXPECT_THROW(time_interleaved({.few = 1, .many = 2, .warmup_s = -1}, timed), std::invalid_argument);
+}
+
 TEST(InterleavedTiming, AlternatesAbbaAndKeepsTheMedianPerSample) {
   DriftingHost host;
   const InterleavedSpec spec{.few = 1, .many = 100, .samples = 3, .inner = 4, .warmup = 1};

@@ -168,7 +168,7 @@ void run_barrier(Case& c) {
     const ScopedCpuPin pin;
     Event start, stop;
     const InterleavedSpec sampling{.few = 1, .many = rounds, .samples = relaunch_samples,
-                                   .inner = relaunch_inner_timings};
+                                   .inner = relaunch_inner_timings, .warmup_s = 0.25};
     const auto times = time_interleaved(
         sampling,
         [&](long k) {

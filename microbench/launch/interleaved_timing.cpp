@@ -8,8 +8,8 @@ namespace gpufact::microbench {
 
 InterleavedTimes time_interleaved(const InterleavedSpec& spec, const std::function<double(long)>& timed,
                                   const std::function<bool()>& interrupted) {
-  if (spec.samples < 1 || spec.inner < 1 || spec.warmup < 0)
-    throw std::invalid_argument("interleaved timing: samples and inner must be >= 1, warmup >= 0");
+  if (spec.samples < 1 || spec.inner < 1 || spec.warmup < 0 || !(spec.warmup_s >= 0))
+    throw std::invalid_argument("interleaved timing: samples and inner must be >= 1, warmup and warmup_s >= 0");
   if (!(spec.many > spec.few)) throw std::invalid_argument("interleaved timing: many must exceed few");
   if (!timed) throw std::invalid_argument("interleaved timing: no timed function");
   InterleavedTimes out;
@@ -18,9 +18,10 @@ InterleavedTimes time_interleaved(const InterleavedSpec& spec, const std::functi
     ++out.calls;
     return timed(k);
   };
-  for (int w = 0; w < spec.warmup; ++w) {
-    call(spec.few);
-    call(spec.many);
+  double warm = 0;
+  for (int w = 0; w < spec.warmup || warm < spec.warmup_s; ++w) {
+    warm += call(spec.few);
+    warm += call(spec.many);
   }
   std::vector<double> few, many;
   for (int s = 0; s < spec.samples; ++s) {
@@ -45,7 +46,7 @@ void record_sampling(Result& result, const InterleavedSpec& spec, const ScopedCp
   result.data["sampling"] = {{"order", "T(few) and T(many) interleaved ABBA within each sample"},
                              {"few", spec.few}, {"many", spec.many}, {"samples", spec.samples},
                              {"inner_timings", spec.inner}, {"sample", "median of the inner timings"},
-                             {"warmup_pairs", spec.warmup}};
+                             {"warmup_pairs", spec.warmup}, {"warmup_s", spec.warmup_s}};
   if (pin.cpu() >= 0) {
     result.data["host_cpu_pinned"] = pin.cpu();
   } else {

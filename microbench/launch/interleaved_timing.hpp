@@ -17,7 +17,8 @@ struct InterleavedSpec {
   long few = 1, many = 2;  // units per timed call (1 and N)
   int samples = 31;        // samples kept, each one pair (T(few), T(many))
   int inner = 5;           // timings of each count per sample; the sample is their median
-  int warmup = 2;          // untimed pairs first
+  int warmup = 2;          // untimed pairs first ...
+  double warmup_s = 0;     // ... and more, until the warm-up calls add up to this many seconds (clocks ramp)
 };
 
 struct InterleavedTimes {

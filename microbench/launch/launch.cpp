@@ -120,7 +120,8 @@ void run_launch(Case& c) {
   // T(1) and T(N) interleaved, each sample the median of a few inner timings, the thread pinned
   // to its CPU: drift and migrations cancel or vanish instead of widening the spread.
   const ScopedCpuPin pin;
-  const InterleavedSpec sampling{.few = 1, .many = n, .samples = launch_samples, .inner = launch_inner_timings};
+  const InterleavedSpec sampling{
+      .few = 1, .many = n, .samples = launch_samples, .inner = launch_inner_timings, .warmup_s = 0.25};
   const auto times = time_interleaved(
       sampling,
       [&](long k) {
