@@ -356,28 +356,38 @@ std::vector<double> h200_shaped_y(const std::vector<double>& x, double noise, un
   return y;
 }
 
+// The H200-shaped curve without noise, then with 1% noise under five seeds.
+struct ShapedCurve {
+  double noise;
+  unsigned seed;
+  std::vector<double> y;
+};
+std::vector<ShapedCurve> h200_shaped_curves(const std::vector<double>& x) {
+  std::vector<ShapedCurve> curves{{0.0, 1, h200_shaped_y(x, 0.0, 1)}};
+  for (unsigned seed = 1; seed <= 5; ++seed) curves.push_back({0.01, seed, h200_shaped_y(x, 0.01, seed)});
+  return curves;
+}
+
 TEST(CapacityLevels, L2HitIsTheFirstPlateauSpanningAnOctave) {
   // The first plateau after L1 is a transition of two points (236 cycles): not the L2 hit.
   const auto x = h200_shaped_x();
-  for (double noise : {0.0, 0.01})
-    for (unsigned seed = 1; seed <= (noise > 0 ? 5u : 1u); ++seed) {
-      const auto y = h200_shaped_y(x, noise, seed);
-      const auto c = find_steps(x, y);
-      const auto lv = capacity_levels(c);
-      ASSERT_TRUE(lv.l2_hit && lv.l2_before_climb && lv.dram) << describe(c);
-      EXPECT_EQ(lv.l1, 0u);
-      EXPECT_NEAR(c.plateaus[lv.l1].level, 32, 1) << describe(c);
-      const Level& l2 = c.plateaus[*lv.l2_hit];
-      // Noisy: the segmentation may take the 281 plateau and the slope after it (288-297) for one
-      // level when their difference is within 3σ of the noise; either way not a transition's.
-      const double slack = noise > 0 ? 0.045 : 0.015;
-      EXPECT_NEAR(l2.level, 281, 281 * slack) << "noise " << noise << " seed " << seed << "; " << describe(c);
-      EXPECT_GE(l2.x_last, 2 * l2.x_first);
-      EXPECT_GE(l2.x_first, 279 * KB) << describe(c);
-      EXPECT_LE(l2.x_first, 300 * KB) << describe(c);
-      EXPECT_NEAR(c.plateaus[*lv.l2_before_climb].level, 320, 320 * 0.02) << describe(c);
-      EXPECT_NEAR(c.plateaus[*lv.dram].level, 683, 683 * 0.02) << describe(c);
-    }
+  for (const auto& [noise, seed, y] : h200_shaped_curves(x)) {
+    const auto c = find_steps(x, y);
+    const auto lv = capacity_levels(c);
+    ASSERT_TRUE(lv.l2_hit && lv.l2_before_climb && lv.dram) << describe(c);
+    EXPECT_EQ(lv.l1, 0u);
+    EXPECT_NEAR(c.plateaus[lv.l1].level, 32, 1) << describe(c);
+    const Level& l2 = c.plateaus[*lv.l2_hit];
+    // Noisy: the segmentation may take the 281 plateau and the slope after it (288-297) for one
+    // level when their difference is within 3σ of the noise; either way not a transition's.
+    const double slack = noise > 0 ? 0.045 : 0.015;
+    EXPECT_NEAR(l2.level, 281, 281 * slack) << "noise " << noise << " seed " << seed << "; " << describe(c);
+    EXPECT_GE(l2.x_last, 2 * l2.x_first);
+    EXPECT_GE(l2.x_first, 279 * KB) << describe(c);
+    EXPECT_LE(l2.x_first, 300 * KB) << describe(c);
+    EXPECT_NEAR(c.plateaus[*lv.l2_before_climb].level, 320, 320 * 0.02) << describe(c);
+    EXPECT_NEAR(c.plateaus[*lv.dram].level, 683, 683 * 0.02) << describe(c);
+  }
 }
 
 TEST(CapacityLevels, FewPlateausAndNoWideOne) {
@@ -422,33 +432,31 @@ TEST(MissRange, GradualClimbGivesOnsetAndAllMissSizes) {
   // within 4% of DRAM: 40 · (91/40)^(1 − 0.04 · 683 / 363) ≈ 85.6 MB, and the onset is the last
   // size at most 4% above 320 cycles (≤ 41.2 MB).
   const auto x = h200_shaped_x();
-  for (double noise : {0.0, 0.01})
-    for (unsigned seed = 1; seed <= (noise > 0 ? 5u : 1u); ++seed) {
-      const auto y = h200_shaped_y(x, noise, seed);
-      const auto c = find_steps(x, y);
-      const auto r = miss_range(x, y, c);
-      ASSERT_TRUE(r) << describe(c);
-      const std::string why = "noise " + std::to_string(noise) + " seed " + std::to_string(seed) + "; " + describe(c);
-      EXPECT_NEAR(r->l2_cycles, 320, 320 * 0.02) << why;
-      EXPECT_NEAR(r->dram_cycles, 683, 683 * 0.02) << why;
-      EXPECT_GE(r->tolerance, 0.04);
-      if (noise == 0) {
-        EXPECT_DOUBLE_EQ(r->tolerance, 0.04);
-      }
-      EXPECT_GE(r->onset_bytes, 36 * MB) << why;
-      EXPECT_LE(r->onset_bytes, 41.2 * MB) << why;
-      EXPECT_GT(r->onset_next_bytes, 40 * MB) << why;
-      EXPECT_GE(r->all_miss_bytes, 80 * MB) << why;
-      EXPECT_LE(r->all_miss_bytes, 92 * MB) << why;
-      EXPECT_LT(r->all_miss_prev_bytes, r->all_miss_bytes);
-      EXPECT_TRUE(onset_near_two_thirds(r->onset_bytes, r->onset_next_bytes, 60 * MB)) << why;
-      EXPECT_FALSE(onset_near_two_thirds(r->onset_bytes, r->onset_next_bytes, 90 * MB)) << why;
-      // The half-miss size lies between them.
-      const auto m = midpoint_crossing(x, y, c);
-      ASSERT_TRUE(m);
-      EXPECT_GT(m->bytes, r->onset_bytes);
-      EXPECT_LT(m->bytes, r->all_miss_bytes);
+  for (const auto& [noise, seed, y] : h200_shaped_curves(x)) {
+    const auto c = find_steps(x, y);
+    const auto r = miss_range(x, y, c);
+    ASSERT_TRUE(r) << describe(c);
+    const std::string why = "noise " + std::to_string(noise) + " seed " + std::to_string(seed) + "; " + describe(c);
+    EXPECT_NEAR(r->l2_cycles, 320, 320 * 0.02) << why;
+    EXPECT_NEAR(r->dram_cycles, 683, 683 * 0.02) << why;
+    EXPECT_GE(r->tolerance, 0.04);
+    if (noise == 0) {
+      EXPECT_DOUBLE_EQ(r->tolerance, 0.04);
     }
+    EXPECT_GE(r->onset_bytes, 36 * MB) << why;
+    EXPECT_LE(r->onset_bytes, 41.2 * MB) << why;
+    EXPECT_GT(r->onset_next_bytes, 40 * MB) << why;
+    EXPECT_GE(r->all_miss_bytes, 80 * MB) << why;
+    EXPECT_LE(r->all_miss_bytes, 92 * MB) << why;
+    EXPECT_LT(r->all_miss_prev_bytes, r->all_miss_bytes);
+    EXPECT_TRUE(onset_near_two_thirds(r->onset_bytes, r->onset_next_bytes, 60 * MB)) << why;
+    EXPECT_FALSE(onset_near_two_thirds(r->onset_bytes, r->onset_next_bytes, 90 * MB)) << why;
+    // The half-miss size lies between them.
+    const auto m = midpoint_crossing(x, y, c);
+    ASSERT_TRUE(m);
+    EXPECT_GT(m->bytes, r->onset_bytes);
+    EXPECT_LT(m->bytes, r->all_miss_bytes);
+  }
 }
 
 TEST(MissRange, SharpStepHasOnsetAndAllMissOneStepApart) {

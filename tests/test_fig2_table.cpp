@@ -14,6 +14,16 @@ namespace {
 
 constexpr double KB = 1024.0, MB = 1024.0 * 1024.0;
 
+// A machine with one GPU of this name and L2 size (0: unknown), as the summaries see it.
+SystemInfo one_gpu(const std::string& name, double l2_bytes) {
+  SystemInfo sys;
+  GpuSummary gpu;
+  gpu.name = name;
+  gpu.l2_bytes = static_cast<decltype(gpu.l2_bytes)>(l2_bytes);
+  sys.gpus.push_back(gpu);
+  return sys;
+}
+
 Metric metric(const std::string& tag, double v, const std::string& unit) {
   return {.tag = tag, .name = tag, .unit = unit, .value = v, .headline = true, .role = MetricRole::derived};
 }
@@ -25,12 +35,7 @@ const Result* row(const std::vector<Result>& rs, const std::string& quantity) {
 }
 
 TEST(Fig2Table, RowsBesideThePaperAndTheExpectedRangeWithFlags) {
-  SystemInfo sys;
-  GpuSummary gpu;
-  gpu.name = "NVIDIA H100 80GB HBM3";
-  gpu.l2_bytes = 50 * 1024 * 1024;
-  sys.gpus.push_back(gpu);
-  Session session(sys, 0, {}, nullptr);
+  Session session(one_gpu("NVIDIA H100 80GB HBM3", 50 * 1024 * 1024), 0, {}, nullptr);
   const Experiment* e = experiment_catalog().find("volkov08.fig2");
   ASSERT_NE(e, nullptr);
   ASSERT_TRUE(e->summarize);
@@ -77,12 +82,7 @@ TEST(Fig2Table, RowsBesideThePaperAndTheExpectedRangeWithFlags) {
 TEST(Fig2Table, L2CapacityRowExplainsAnOnsetAtTwoThirdsOfTheL2) {
   // The H200 full run: half the accesses miss at 55.0 MB (flagged: 12.5% below 60 MiB), misses
   // begin after 39.9 MB (0.63 of the L2) and every access misses from 92.2 MB.
-  SystemInfo sys;
-  GpuSummary gpu;
-  gpu.name = "NVIDIA H200";
-  gpu.l2_bytes = 60 * 1024 * 1024;
-  sys.gpus.push_back(gpu);
-  Session session(sys, 0, {}, nullptr);
+  Session session(one_gpu("NVIDIA H200", 60 * 1024 * 1024), 0, {}, nullptr);
   const Experiment* e = experiment_catalog().find("volkov08.fig2");
   ASSERT_NE(e, nullptr);
   Result cap;
@@ -123,11 +123,7 @@ TEST(Fig2Table, L2CapacityRowExplainsAnOnsetAtTwoThirdsOfTheL2) {
 }
 
 TEST(Fig2Table, UnknownGpuHasNoExpectedColumnsButKeepsThePaper) {
-  SystemInfo sys;
-  GpuSummary gpu;
-  gpu.name = "Some Future GPU";
-  sys.gpus.push_back(gpu);
-  Session session(sys, 0, {}, nullptr);
+  Session session(one_gpu("Some Future GPU", 0), 0, {}, nullptr);
   const Experiment* e = experiment_catalog().find("volkov08.fig2");
   Result cap;
   cap.experiment = e->key;

@@ -159,6 +159,27 @@ __device__ void invert_diagonal_block(T* s, int k0, int bw, int lane, const T* d
     if (lane < bw && i >= lane && i < bw) s[(k0 + i) + (k0 + lane) * kLd] = x[i];
 }
 
+// One k-step of a 16 × 32 register tile: acc[u][v] += a[u]·b[v].
+template <class T>
+__device__ __forceinline__ void add_outer_product(T (&acc)[4][4], const T (&a)[4], const T (&b)[4]) {
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+#pragma unroll
+    for (int v = 0; v < 4; ++v) acc[u][v] = fma(a[u], b[v], acc[u][v]);
+}
+
+// Writes sign·acc of a 16 × 32 tile (lane (ly, lx): rows ly + 4u, columns lx + 8v) to
+// out[row·row_stride + column·column_stride], rows at or past `rows` left alone.
+template <class T>
+__device__ __forceinline__ void store_tile(const T (&acc)[4][4], T sign, T* out, int row_stride, int column_stride,
+                                           int ly, int lx, int rows) {
+#pragma unroll
+  for (int u = 0; u < 4; ++u)
+#pragma unroll
+    for (int v = 0; v < 4; ++v)
+      if (ly + 4 * u < rows) out[(ly + 4 * u) * row_stride + (lx + 8 * v) * column_stride] = sign * acc[u][v];
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restrict__ a, std::int64_t lda, int n,
                                                                      T* __restrict__ inv, std::int64_t ldinv,
@@ -227,16 +248,9 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
         }
 #pragma unroll
         for (int v = 0; v < 4; ++v) l[v] = s[k + (c0 + lx + 8 * v) * kLd];
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-          for (int v = 0; v < 4; ++v) acc[u][v] = fma(x[u], l[v], acc[u][v]);
+        add_outer_product(acc, x, l);
       }
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          if (t0 + ly + 4 * u < n) temp[(t0 + ly + 4 * u - rs) * kTempLd + lx + 8 * v] = acc[u][v];
+      store_tile(acc, T(1), temp + (t0 - rs) * kTempLd, 1, kTempLd, ly, lx, n - t0);
     }
     __syncthreads();
     for (int tile = warp; tile < tiles; tile += kWarps) {
@@ -252,16 +266,9 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
           const int c = lx + 8 * v;
           x[v] = k >= c ? s[(c0 + k) + (c0 + c) * kLd] : T(0);
         }
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-#pragma unroll
-          for (int v = 0; v < 4; ++v) acc[u][v] = fma(t[u], x[v], acc[u][v]);
+        add_outer_product(acc, t, x);
       }
-#pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          if (t0 + ly + 4 * u < n) s[(t0 + ly + 4 * u) + (c0 + lx + 8 * v) * kLd] = -acc[u][v];
+      store_tile(acc, T(-1), s + t0 + c0 * kLd, kLd, 1, ly, lx, n - t0);
     }
     __syncthreads();
   }
