@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
         for (int v = 0; v < 4; ++v) l[v] = s[k + (c0 + lx + 8 * v) * kLd];
         add_outer_product(acc, x, l);
       }
-      store_tile(acc, T(1), temp + (t0 - rs) * kTempLd, 1, kTempLd, ly, lx, n - t0);
+      store_tile(acc, T(1), temp + (t0 - rs) * kTempLd, kTempLd, 1, ly, lx, n - t0);
     }
     __syncthreads();
     for (int tile = warp; tile < tiles; tile += kWarps) {
@@ -268,7 +268,7 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
         }
         add_outer_product(acc, t, x);
       }
-      store_tile(acc, T(-1), s + t0 + c0 * kLd, kLd, 1, ly, lx, n - t0);
+      store_tile(acc, T(-1), s + t0 + c0 * kLd, 1, kLd, ly, lx, n - t0);
     }
     __syncthreads();
   }
