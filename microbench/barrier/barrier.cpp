@@ -179,14 +179,8 @@ void run_barrier(Case& c) {
           return Event::elapsed_seconds(start, stop);
         },
         [&] { return c.session().interrupted(); });
-    record_sampling(c.result(), sampling, pin);
+    record_interleaved(c.result(), sampling, pin, times, "1 round", std::to_string(rounds) + " rounds");
     clock_mhz = c.session().probe_sm_clock_mhz(s);
-    c.add_metric(with_samples({.tag = "one/time", .name = "1 round (median of the inner timings)", .unit = "s",
-                               .higher_is_better = false, .role = MetricRole::performance},
-                              times.few));
-    c.add_metric(with_samples({.tag = "many/time", .name = std::to_string(rounds) + " rounds (median of the inner timings)",
-                               .unit = "s", .higher_is_better = false, .role = MetricRole::performance},
-                              times.many));
     c.add_metric({.tag = "many/sm_clock", .name = "SM clock (probe, after the samples)", .unit = "MHz",
                   .value = clock_mhz, .role = MetricRole::environment});
     estimate = paired_difference_per_unit(times.few, times.many, 1.0, rounds);

@@ -21,6 +21,15 @@ double stddev_of(const std::vector<double>& v) {
   return std::sqrt(s / static_cast<double>(v.size() - 1));
 }
 
+// The spreads of T(few) and T(many) carried to the difference, relative to d.value.
+void propagate_spreads(DifferenceEstimate& d, const std::vector<double>& t_few, const std::vector<double>& t_many,
+                       double units) {
+  const double sd_few = stddev_of(t_few), sd_many = stddev_of(t_many);
+  d.propagated_cv = d.value != 0 ? std::sqrt(sd_few * sd_few + sd_many * sd_many) / units / std::fabs(d.value) : 0.0;
+  const double h_few = half_iqr(t_few), h_many = half_iqr(t_many);
+  d.propagated_spread = d.value != 0 ? std::sqrt(h_few * h_few + h_many * h_many) / units / std::fabs(d.value) : 0.0;
+}
+
 }  // namespace
 
 DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const std::vector<double>& t_many,
@@ -36,10 +45,7 @@ DifferenceEstimate difference_per_unit(const std::vector<double>& t_few, const s
   d.stddev = stddev_of(d.samples);
   d.min = *std::min_element(d.samples.begin(), d.samples.end());
   d.max = *std::max_element(d.samples.begin(), d.samples.end());
-  const double sd_few = stddev_of(t_few), sd_many = stddev_of(t_many);
-  d.propagated_cv = d.value != 0 ? std::sqrt(sd_few * sd_few + sd_many * sd_many) / units / std::fabs(d.value) : 0.0;
-  const double h_few = half_iqr(t_few), h_many = half_iqr(t_many);
-  d.propagated_spread = d.value != 0 ? std::sqrt(h_few * h_few + h_many * h_many) / units / std::fabs(d.value) : 0.0;
+  propagate_spreads(d, t_few, t_many, units);
   d.spread = d.propagated_spread;
   return d;
 }
@@ -50,11 +56,7 @@ DifferenceEstimate paired_difference_per_unit(const std::vector<double>& t_few, 
     throw std::invalid_argument("difference method: paired samples differ in count");
   DifferenceEstimate d = difference_per_unit(t_few, t_many, few, many);
   d.value = median_of(d.samples);
-  const double sd_few = stddev_of(t_few), sd_many = stddev_of(t_many);
-  const double units = many - few;
-  d.propagated_cv = d.value != 0 ? std::sqrt(sd_few * sd_few + sd_many * sd_many) / units / std::fabs(d.value) : 0.0;
-  const double h_few = half_iqr(t_few), h_many = half_iqr(t_many);
-  d.propagated_spread = d.value != 0 ? std::sqrt(h_few * h_few + h_many * h_many) / units / std::fabs(d.value) : 0.0;
+  propagate_spreads(d, t_few, t_many, many - few);
   d.spread = half_iqr_over_median(d.samples);
   return d;
 }

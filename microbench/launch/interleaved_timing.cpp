@@ -1,6 +1,7 @@
 #include "microbench/launch/interleaved_timing.hpp"
 
 #include "core/bench/sample_median.hpp"
+#include "microbench/sampled_metric.hpp"
 
 #include <stdexcept>
 
@@ -42,7 +43,8 @@ InterleavedTimes time_interleaved(const InterleavedSpec& spec, const std::functi
   return out;
 }
 
-void record_sampling(Result& result, const InterleavedSpec& spec, const ScopedCpuPin& pin) {
+void record_interleaved(Result& result, const InterleavedSpec& spec, const ScopedCpuPin& pin,
+                        const InterleavedTimes& times, const std::string& few_name, const std::string& many_name) {
   result.data["sampling"] = {{"order", "T(few) and T(many) interleaved ABBA within each sample"},
                              {"few", spec.few}, {"many", spec.many}, {"samples", spec.samples},
                              {"inner_timings", spec.inner}, {"sample", "median of the inner timings"},
@@ -53,6 +55,13 @@ void record_sampling(Result& result, const InterleavedSpec& spec, const ScopedCp
     result.data["host_cpu_pinned"] = nullptr;
     result.data["host_cpu_pin_error"] = pin.error();
   }
+  const std::string per_sample = " (median of the inner timings)";
+  result.metrics.push_back(with_samples({.tag = "one/time", .name = few_name + per_sample, .unit = "s",
+                                         .higher_is_better = false, .role = MetricRole::performance},
+                                        times.few));
+  result.metrics.push_back(with_samples({.tag = "many/time", .name = many_name + per_sample, .unit = "s",
+                                         .higher_is_better = false, .role = MetricRole::performance},
+                                        times.many));
 }
 
 }  // namespace gpufact::microbench

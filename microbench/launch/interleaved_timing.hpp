@@ -9,6 +9,7 @@
 #include "microbench/launch/cpu_pin.hpp"
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace gpufact::microbench {
@@ -34,9 +35,11 @@ struct InterleavedTimes {
 InterleavedTimes time_interleaved(const InterleavedSpec& spec, const std::function<double(long)>& timed,
                                   const std::function<bool()>& interrupted = {});
 
-// Records how a measurement was sampled in result.data["sampling"] (order, samples, inner
-// timings) and the CPU the timing thread was pinned to (host_cpu_pinned: the CPU index, or null
-// with host_cpu_pin_error saying why not).
-void record_sampling(Result& result, const InterleavedSpec& spec, const ScopedCpuPin& pin);
+// Records an interleaved measurement in `result`: how it was sampled (data["sampling"]: order,
+// samples, inner timings), the CPU the timing thread was pinned to (host_cpu_pinned: the CPU
+// index, or null with host_cpu_pin_error saying why not), and the per-sample medians as the
+// metrics one/time and many/time, named "<few_name> (median of the inner timings)" and so on.
+void record_interleaved(Result& result, const InterleavedSpec& spec, const ScopedCpuPin& pin,
+                        const InterleavedTimes& times, const std::string& few_name, const std::string& many_name);
 
 }  // namespace gpufact::microbench

@@ -130,7 +130,7 @@ void run_launch(Case& c) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       },
       [&] { return c.session().interrupted(); });
-  record_sampling(c.result(), sampling, pin);
+  record_interleaved(c.result(), sampling, pin, times, "1 launch + sync", std::to_string(n) + " launches + sync");
 
   unsigned long long counted = 0;
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&counted, counter, sizeof counted, cudaMemcpyDeviceToHost, s));
@@ -143,12 +143,6 @@ void run_launch(Case& c) {
   c.result().data["host_cpu"] = host_cpu_model(c.session().system());
   c.result().data["method"] = info.label;
 
-  c.add_metric(with_samples({.tag = "one/time", .name = "1 launch + sync (median of the inner timings)", .unit = "s",
-                             .higher_is_better = false, .role = MetricRole::performance},
-                            times.few));
-  c.add_metric(with_samples({.tag = "many/time", .name = std::to_string(n) + " launches + sync (median of the inner timings)",
-                             .unit = "s", .higher_is_better = false, .role = MetricRole::performance},
-                            times.many));
   Metric per = difference_metric(paired_difference_per_unit(times.few, times.many, 1.0, static_cast<double>(n)),
                                  "per_launch",
                                  method == "graph_node" ? "time per graph node (T(N) − T(1))/(N − 1)"

@@ -23,6 +23,12 @@
 namespace gpufact::microbench {
 namespace {
 
+std::string two_decimals(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 constexpr double kPointBudgetCycles = 20e6;  // per timed pass of one sweep point (~12 ms)
 constexpr double kWalkBudgetCycles = 16e6;   // per verification walk
@@ -250,10 +256,8 @@ void study_capacity(Case& c, StudyRunner& r, int per_octave, double mhz) {
                                     "", fraction, false, false));
         c.result().data["device_l2_bytes"] = device_l2;
         if (onset_near_two_thirds(range->onset_bytes, range->onset_next_bytes, device_l2)) {
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "%.2f", fraction);
           c.result().data["l2_capacity_note"] =
-              std::string("misses begin at ≈2/3 of the L2 (onset ") + buf +
+              "misses begin at ≈2/3 of the L2 (onset " + two_decimals(fraction) +
               " × the device's L2): consistent with lines homed in the far partition also taking a copy in the near "
               "one (one SM's view), so that one SM holds ~C/1.5 before evicting";
         }
@@ -462,14 +466,15 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     for (const auto& cl : clusters)
       cj.push_back({{"median_cycles", cl.median}, {"stddev_cycles", cl.stddev}, {"count", cl.count},
                     {"fraction", cl.fraction}, {"outlier", cl.outlier},
-                    {"miss", !cl.outlier && dram_cycles > 0 && cl.median >= 0.85 * dram_cycles}});
+                    {"miss", is_miss_cluster(cl, dram_cycles)}});
     traces.push_back({{"bytes", bytes}, {"fraction_of_l2", l2 > 0 ? static_cast<double>(bytes) / l2 : 0.0},
                       {"latency_cycles_minus_overhead", lat}, {"index", tr.index}, {"clusters", cj},
                       {"hit_clusters", hits.size()}});
     traced.push_back(clusters);
   }
   c.result().data["traces"] = traces;
-  c.result().data["miss_rule"] = "a cluster whose median is at least 0.85 × the measured DRAM latency is misses";
+  c.result().data["miss_rule"] = "a cluster whose median is at least " + two_decimals(kMissFractionOfDram) +
+                                 " × the measured DRAM latency is misses";
   auto level_metric = [&](const std::string& key, const std::string& name, const Cluster& cl) {
     Metric m = derived_metric(key + "_cycles", name + " (cycles)", "cycles", cl.median, false);
     m.stats = {{"median", cl.median}, {"mean", cl.mean}, {"stddev", cl.stddev},

@@ -48,6 +48,14 @@ bool spans_an_octave(const Level& p) { return p.x_last >= 2 * p.x_first; }
 
 double octaves(const Level& p) { return std::log2(p.x_last / p.x_first); }
 
+// The L2 level before the climb and the DRAM level at its top (capacity_levels), when the climb
+// rises more than 10%.
+struct Climb {
+  const Level* l2;
+  double dram_cycles;
+};
+std::optional<Climb> climb_of(const StepCurve& curve);
+
 }  // namespace
 
 CapacityLevels capacity_levels(const StepCurve& curve) {
@@ -84,16 +92,27 @@ CapacityLevels capacity_levels(const StepCurve& curve) {
   return lv;
 }
 
+namespace {
+
+std::optional<Climb> climb_of(const StepCurve& curve) {
+  const auto lv = capacity_levels(curve);
+  if (!lv.l2_before_climb || !lv.dram) return std::nullopt;
+  const Climb c{&curve.plateaus[*lv.l2_before_climb], curve.plateaus[*lv.dram].level};
+  if (!(c.dram_cycles > c.l2->level * 1.1)) return std::nullopt;  // no rise worth the name
+  return c;
+}
+
+}  // namespace
+
 std::optional<MidpointCrossing> midpoint_crossing(const std::vector<double>& x, const std::vector<double>& y,
                                                   const StepCurve& curve) {
   if (x.size() != y.size()) throw std::invalid_argument("midpoint_crossing: x and y differ in length");
-  const auto lv = capacity_levels(curve);
-  if (!lv.l2_before_climb || !lv.dram) return std::nullopt;
-  const Level& l2 = curve.plateaus[*lv.l2_before_climb];
+  const auto climb = climb_of(curve);
+  if (!climb) return std::nullopt;
+  const Level& l2 = *climb->l2;
   MidpointCrossing m;
   m.lower = l2.level;
-  m.upper = curve.plateaus[*lv.dram].level;
-  if (!(m.upper > m.lower * 1.1)) return std::nullopt;  // no rise worth the name
+  m.upper = climb->dram_cycles;
   m.midpoint = 0.5 * (m.lower + m.upper);
   for (std::size_t i = 1; i < x.size(); ++i) {
     if (x[i] <= l2.x_last || y[i] < m.midpoint) continue;
@@ -110,13 +129,12 @@ std::optional<MidpointCrossing> midpoint_crossing(const std::vector<double>& x, 
 std::optional<MissRange> miss_range(const std::vector<double>& x, const std::vector<double>& y, const StepCurve& curve,
                                     const SegmentOptions& opt) {
   if (x.size() != y.size()) throw std::invalid_argument("miss_range: x and y differ in length");
-  const auto lv = capacity_levels(curve);
-  if (!lv.l2_before_climb || !lv.dram) return std::nullopt;
-  const Level& l2 = curve.plateaus[*lv.l2_before_climb];
+  const auto climb = climb_of(curve);
+  if (!climb) return std::nullopt;
+  const Level& l2 = *climb->l2;
   MissRange r;
   r.l2_cycles = l2.level;
-  r.dram_cycles = curve.plateaus[*lv.dram].level;
-  if (!(r.dram_cycles > r.l2_cycles * 1.1)) return std::nullopt;
+  r.dram_cycles = climb->dram_cycles;
   r.tolerance = merge_threshold(opt, curve.noise);
   const double above_l2 = r.l2_cycles * (1 + r.tolerance), at_dram = r.dram_cycles * (1 - r.tolerance);
   const std::size_t n = x.size();
@@ -145,10 +163,14 @@ bool onset_near_two_thirds(double onset_bytes, double onset_next_bytes, double l
   return l2_bytes > 0 && two_thirds >= onset_bytes * 0.9 && two_thirds <= onset_next_bytes * 1.1;
 }
 
+bool is_miss_cluster(const Cluster& c, double dram_cycles, double miss_fraction) {
+  return !c.outlier && dram_cycles > 0 && c.median >= miss_fraction * dram_cycles;
+}
+
 std::vector<Cluster> hit_clusters(const std::vector<Cluster>& clusters, double dram_cycles, double miss_fraction) {
   std::vector<Cluster> hits;
   for (const auto& c : clusters)
-    if (!c.outlier && (!(dram_cycles > 0) || c.median < miss_fraction * dram_cycles)) hits.push_back(c);
+    if (!c.outlier && !is_miss_cluster(c, dram_cycles, miss_fraction)) hits.push_back(c);
   return hits;
 }
 

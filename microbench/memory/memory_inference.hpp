@@ -78,14 +78,17 @@ bool onset_near_two_thirds(double onset_bytes, double onset_next_bytes, double l
 // L2 near/far partition latencies from per-access traces of arrays of increasing size. Clusters
 // at a DRAM latency are misses: a cluster is a hit when its median is below `miss_fraction` ×
 // `dram_cycles` (no DRAM latency given: every cluster is a hit). Outlier clusters are dropped.
-std::vector<Cluster> hit_clusters(const std::vector<Cluster>& clusters, double dram_cycles, double miss_fraction = 0.85);
+inline constexpr double kMissFractionOfDram = 0.85;
+bool is_miss_cluster(const Cluster& c, double dram_cycles, double miss_fraction = kMissFractionOfDram);
+std::vector<Cluster> hit_clusters(const std::vector<Cluster>& clusters, double dram_cycles,
+                                  double miss_fraction = kMissFractionOfDram);
 struct PartitionSplit {
   std::size_t trace = 0;  // which trace showed two hit clusters
   Cluster near, far;      // its two most populated hit clusters, by latency
 };
 // The first trace (in the order given) with two or more hit clusters; nullopt when none has.
 std::optional<PartitionSplit> split_partitions(const std::vector<std::vector<Cluster>>& traces, double dram_cycles,
-                                               double miss_fraction = 0.85);
+                                               double miss_fraction = kMissFractionOfDram);
 
 struct Expectation {
   std::string quantity;  // "l1_hit_cycles", "l1_capacity_bytes", ...
