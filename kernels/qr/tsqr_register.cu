@@ -35,6 +35,7 @@ struct Scratch {
   T partial[2][(TH / 32)][W];
   alignas(16) T pivot[2][W];
   alignas(16) T total[TH / 32][W];  // each warp's copy of the block column sums (read back by vector loads)
+  T beta[W];                         // R's diagonal
 };
 
 // dst ← src[0 … W) by 16-byte shared-memory loads (W/4 in FP32, W/2 in FP64) instead of W
@@ -57,6 +58,19 @@ __device__ __forceinline__ void load_vec(const T* src, T (&dst)[W]) {
       dst[2 * c] = v.x;
       dst[2 * c + 1] = v.y;
     }
+  }
+}
+
+// dst[0 … W) ← src by 16-byte shared-memory stores.
+template <class T, int W>
+__device__ __forceinline__ void store_vec(const T (&src)[W], T* dst) {
+  if constexpr (sizeof(T) == 4) {
+#pragma unroll
+    for (int c = 0; c < W / 4; ++c)
+      reinterpret_cast<float4*>(dst)[c] = make_float4(src[4 * c], src[4 * c + 1], src[4 * c + 2], src[4 * c + 3]);
+  } else {
+#pragma unroll
+    for (int c = 0; c < W / 2; ++c) reinterpret_cast<double2*>(dst)[c] = make_double2(src[2 * c], src[2 * c + 1]);
   }
 }
 
@@ -153,16 +167,16 @@ __device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::in
     if (k < n && (zeros_below || k >= t)) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
 }
 
-// p[k] = Σ_i c[i]·x[i][k] over this thread's rows, for the first `cols` columns (zero beyond).
+// p[k] = Σ_i c[i]·x[i][k] over this thread's rows, for all W columns (columns past the panel's
+// are zero in x, so they cost FMAs but no tests).
 template <class T, int W, int TH>
 __device__ __forceinline__ void column_products(const Rows<T, W, TH>& x, const T (&c)[Shape<T, W, TH>::rows_per_thread],
-                                                int cols, T (&p)[W]) {
+                                                T (&p)[W]) {
 #pragma unroll
   for (int k = 0; k < W; ++k) {
     p[k] = T(0);
 #pragma unroll
-    for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i)
-      if (k < cols) p[k] += c[i] * x[i][k];
+    for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i) p[k] += c[i] * x[i][k];
   }
 }
 
@@ -183,13 +197,21 @@ __device__ __forceinline__ T pick(const T (&row)[W], int j, int shift = 0) {
 __device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
 __device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
 
-// Householder QR (geqr2) of the block in x: R on and above the diagonal, v below, taus to tau.
+// Householder QR (geqr2) of the block in x (`rows` valid rows): R on and above the diagonal of
+// x's top rows, taus to tau, and each reflector's v (below the diagonal) stored to column j of
+// v_out as soon as it is formed, so the registers never take it back. Every reflector is applied
+// to all W columns, finished ones included: H_j only mixes rows ≥ j, where a finished column k < j
+// holds the rounding-level remains of its own elimination (an orthogonal map keeps them there),
+// and its R entries (rows ≤ k < j) meet v = 0. That drops every per-column test of j from the
+// update (measured on the H200: the masked update and the divergent pivot-row branch were half of
+// a reflector's 940 instructions per warp). The diagonal is set to β exactly at the end.
 // The reflector loop is not unrolled: fully unrolled, a 32-wide panel's code outgrows the
 // instruction cache and every reflector then waits on instruction fetch. Column j is picked out
 // of the registers by compile-time selects instead of a dynamic index (which would put x in
 // local memory).
 template <class T, int W, int TH>
-__device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, Scratch<T, W, TH>& s) {
+__device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, Scratch<T, W, TH>& s, T* v_out,
+                                             std::int64_t ldv, int rows) {
   constexpr int R = Shape<T, W, TH>::rows_per_thread;
   const int t = threadIdx.x;
 #pragma unroll 1
@@ -197,17 +219,12 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
     // Column j of this thread's rows strictly below the diagonal (zero elsewhere).
     T below[R];
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      below[i] = t + i * TH > j ? pick<T, W>(x[i], j) : T(0);
-    }
+    for (int i = 0; i < R; ++i) below[i] = t + i * TH > j ? pick<T, W>(x[i], j) : T(0);
     // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
     T p[W];
-    column_products<T, W, TH>(x, below, n, p);
+    column_products<T, W, TH>(x, below, p);
     T* pivot = s.pivot[j & 1];
-    if (t == j) {
-#pragma unroll
-      for (int k = 0; k < W; ++k) pivot[k] = x[0][k];
-    }
+    if (t == j) store_vec<T, W>(x[0], pivot);
     T tot[W];
     const T* totals = block_column_totals<T, W, TH>(p, s, j & 1, tot);
     const T alpha = pivot[j], sigma = totals[j];
@@ -220,36 +237,37 @@ __device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, S
       tau_j = (beta - alpha) * reciprocal(beta);
       scale = reciprocal(alpha - beta);
     }
-    // τ·w_k with w_k = vᵀx_k = x[j][k] + scale·Σ_{r>j} x[r][j]·x[r][k], for k > j (zero elsewhere).
+    // τ·w_k with w_k = vᵀx_k = x[j][k] + scale·Σ_{r>j} x[r][j]·x[r][k].
     T tw[W];
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
-      const T w = tau_j * (pivot[k] + tot[k] * scale);
-      tw[k] = k > j ? w : T(0);
-    }
+    for (int k = 0; k < W; ++k) tw[k] = tau_j * (pivot[k] + tot[k] * scale);
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const bool is_below = t + i * TH > j;
+      const int row = t + i * TH;
       const T v = below[i] * scale;
+      if (row > j && row < rows) v_out[row + static_cast<std::int64_t>(j) * ldv] = v;
+      const T vr = row == j ? T(1) : v;
 #pragma unroll
-      for (int k = 0; k < W; ++k) {
-        if (k < n) x[i][k] -= v * tw[k];
-        if (k == j && is_below) x[i][k] = v;
-      }
+      for (int k = 0; k < W; ++k) x[i][k] -= vr * tw[k];
     }
-    if (t == j) {
+    if (t == 0) {
+      tau[j] = tau_j;
+      s.beta[j] = beta;
+    }
+  }
+  __syncthreads();  // the last β
+  if (t < n) {
 #pragma unroll
-      for (int k = 0; k < W; ++k) x[0][k] = k == j ? beta : x[0][k] - tw[k];
-    }
-    if (t == 0) tau[j] = tau_j;
+    for (int k = 0; k < W; ++k)
+      if (k == t) x[0][k] = s.beta[k];
   }
 }
 
 // x ← H_0 H_1 … H_{w−1} x (backward: H_{w−1} applied first, as orgqr) or x ← H_{w−1} … H_0 x
-// (forward: Qᵀx), with the block's w reflectors (v below the diagonal of `v`, `rows` rows) on the
-// first xc columns of x.
+// (forward: Qᵀx), with the block's w reflectors (v below the diagonal of `v`, `rows` rows). All W
+// columns of x are transformed; those past the caller's tile are zero and stay zero.
 template <class T, int W, int TH>
-__device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::int64_t ldv, int rows, int w, int xc,
+__device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::int64_t ldv, int rows, int w,
                                             const T* tau, Scratch<T, W, TH>& s, bool forward) {
   constexpr int R = Shape<T, W, TH>::rows_per_thread;
   const int t = threadIdx.x;
@@ -271,7 +289,7 @@ __device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::
     for (int i = 0; i < R; ++i) vr[i] = next[i];
     if (step + 1 < w) load_reflector(forward ? j + 1 : j - 1, next);
     T p[W];
-    column_products<T, W, TH>(x, vr, xc, p);
+    column_products<T, W, TH>(x, vr, p);
     T tot[W];
     block_column_totals<T, W, TH>(p, s, step & 1, tot);
     const T tau_j = tau[j];
@@ -281,8 +299,7 @@ __device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll
-      for (int k = 0; k < W; ++k)
-        if (k < xc) x[i][k] -= vr[i] * tw[k];
+      for (int k = 0; k < W; ++k) x[i][k] -= vr[i] * tw[k];
   }
 }
 
@@ -303,8 +320,9 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   int node = blockIdx.x;
   const std::int64_t row0 = leaf_row(node, tree);
   load_rows<T, W, TH, false>(x, a + row0, lda, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
-  factor_block<T, W, TH>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s);
-  store_rows<T, W, TH>(x, v + row0, ldv, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
+  factor_block<T, W, TH>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s, v + row0, ldv,
+                         static_cast<int>(leaf_row(node + 1, tree) - row0));
+  store_r<T, W, TH>(x, v + row0, ldv, n, false);
 
   for (int level = 0;; ++level) {
     if (level == tree.levels) {
@@ -325,8 +343,9 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     __threadfence();
     node = parent;
     load_rows<T, W, TH, true>(x, stack, stack_ld, kids * n, n);
-    factor_block<T, W, TH>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s);
-    store_rows<T, W, TH>(x, stack, stack_ld, kids * n, n);
+    factor_block<T, W, TH>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s, stack,
+                           stack_ld, kids * n);
+    store_r<T, W, TH>(x, stack, stack_ld, n, false);
   }
 }
 
@@ -360,11 +379,11 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   if (level == 0) {
     const std::int64_t row0 = leaf_row(node, tree);
     const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
-    apply_block<T, W, TH>(x, v + row0, ldv, rows, n, n, node_tau, s, false);
+    apply_block<T, W, TH>(x, v + row0, ldv, rows, n, node_tau, s, false);
     store_rows<T, W, TH>(x, q + row0, ldq, rows, n);
   } else {
     const int rows = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n;
-    apply_block<T, W, TH>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, n, node_tau, s,
+    apply_block<T, W, TH>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s,
                           false);
     store_rows<T, W, TH>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
   }
@@ -387,7 +406,7 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   Rows<T, W, TH> r;
   T* tile = x + row0 + static_cast<std::int64_t>(c0) * ldx;
   load_rows<T, W, TH, false>(r, tile, ldx, rows, xc);
-  apply_block<T, W, TH>(r, v + row0, ldv, rows, tree.n, xc, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n,
+  apply_block<T, W, TH>(r, v + row0, ldv, rows, tree.n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n,
                         s, forward);
   store_rows<T, W, TH>(r, tile, ldx, rows, xc);
 }
@@ -413,7 +432,7 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     for (int k = 0; k < W; ++k) r[i][k] = row < rows && k < xc ? base[g + k * ldx] : T(0);
   }
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * w;
-  apply_block<T, W, TH>(r, stacks + tree.stack_offset[level] + node * stack_ld * w, stack_ld, rows, w, xc,
+  apply_block<T, W, TH>(r, stacks + tree.stack_offset[level] + node * stack_ld * w, stack_ld, rows, w,
                         tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * w, s, forward);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
