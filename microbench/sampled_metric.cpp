@@ -31,18 +31,28 @@ Metric with_samples(Metric m, std::vector<double> samples) {
   return m;
 }
 
+namespace {
+
+// Whether the stat named `name` is relative (a fraction of the value), not in the metric's units.
+bool is_relative_stat(const std::string& name) { return name == "cv" || name == "cv_propagated" || name == "spread"; }
+
+// m's samples and absolute stats times `factor`; the relative stats stay as they are.
+void scale_units(Metric& m, double factor) {
+  for (double& x : m.samples) x *= factor;
+  for (auto& [name, v] : m.stats)
+    if (!is_relative_stat(name)) v *= factor;
+}
+
+}  // namespace
+
 Metric with_spread_of(Metric m, const Metric& source) {
   // Scaled to m's value, so a derived quantity (a % of peak from a rate) keeps its units.
   const double scale = source.value != 0 && std::isfinite(source.value) ? m.value / source.value : 1.0;
   m.samples = source.samples;
-  for (double& x : m.samples) x *= scale;
   m.stats = source.stats;
-  for (auto& [name, v] : m.stats)
-    if (!is_relative_stat(name)) v *= scale;
+  scale_units(m, scale);
   return m;
 }
-
-bool is_relative_stat(const std::string& name) { return name == "cv" || name == "cv_propagated" || name == "spread"; }
 
 Metric rescaled(Metric m, double factor, std::string tag, std::string name, std::string unit) {
   if (!(factor > 0) || !std::isfinite(factor))
@@ -51,9 +61,7 @@ Metric rescaled(Metric m, double factor, std::string tag, std::string name, std:
   m.name = std::move(name);
   m.unit = std::move(unit);
   m.value *= factor;
-  for (auto& x : m.samples) x *= factor;
-  for (auto& [k, v] : m.stats)
-    if (!is_relative_stat(k)) v *= factor;
+  scale_units(m, factor);
   m.published.reset();
   return m;
 }

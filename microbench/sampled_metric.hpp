@@ -31,9 +31,6 @@ Metric with_spread_of(Metric m, const Metric& source);
 // was given in m's units). Throws std::invalid_argument for a factor that is not finite and > 0.
 Metric rescaled(Metric m, double factor, std::string tag, std::string name, std::string unit);
 
-// Whether the stat named `name` is relative (a fraction of the value), not in the metric's units.
-bool is_relative_stat(const std::string& name);
-
 // The summary's check: every headline metric of `summary` whose spread (half the interquartile
 // range over the median) exceeds headline_spread_limit (2%) is named in its reason, which the
 // report's check column shows; reasons already there are kept.

@@ -312,10 +312,6 @@ void potrf_trtri_fused(T* a, std::int64_t lda, int n, T* inv, std::int64_t ldinv
 
 }  // namespace
 
-std::size_t potrf_trtri_fused_shared_bytes(int n, std::size_t element_bytes) {
-  return shared_elements(n) * element_bytes;
-}
-
 void launch_potrf_trtri_fused(float* a, std::int64_t lda, int n, float* inv, std::int64_t ldinv, int* info,
                               int info_offset, cudaStream_t stream) {
   potrf_trtri_fused(a, lda, n, inv, ldinv, info, info_offset, stream);

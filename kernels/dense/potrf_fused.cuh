@@ -6,7 +6,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstddef>
 #include <cstdint>
 
 namespace gpufact::kernels {
@@ -26,8 +25,5 @@ void launch_potrf_trtri_fused(float* a, std::int64_t lda, int n, float* inv, std
                               int info_offset, cudaStream_t stream);
 void launch_potrf_trtri_fused(double* a, std::int64_t lda, int n, double* inv, std::int64_t ldinv, int* info,
                               int info_offset, cudaStream_t stream);
-
-// Dynamic shared memory one launch of order n takes (element_bytes 4 or 8).
-std::size_t potrf_trtri_fused_shared_bytes(int n, std::size_t element_bytes);
 
 }  // namespace gpufact::kernels
