@@ -252,6 +252,31 @@ TEST_F(DenseCholeskyGpu, FusedDiagonalBlocks) {
   }
 }
 
+// The panel stream on SMs of its own (green contexts): the same factor, for each diagonal kind;
+// a partition that leaves the update no SMs is a clear error naming panel_sms.
+TEST_F(DenseCholeskyGpu, PanelOnItsOwnSms) {
+  std::uint64_t seed = 4000;
+  for (CholeskyDiagonal diagonal : {CholeskyDiagonal::cusolver, CholeskyDiagonal::fused})
+    for (int sms : {1, 16}) {
+      CholeskyOptions o;
+      o.nb = 128;
+      o.diagonal = diagonal;
+      o.panel_sms = sms;
+      check_factor<float>(Driver::resident_device, 1000, o, ++seed, stream_);
+      check_factor<double>(Driver::resident_host, 777, o, ++seed, stream_);
+    }
+  CholeskyOptions o;
+  o.panel_sms = 100000;
+  try {
+    CholeskyResidentWorkspace<float> ws(256, o);
+    ADD_FAILURE() << "panel_sms = 100000 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("panel_sms = 100000"), std::string::npos) << e.what();
+  }
+  o.panel_sms = -1;
+  EXPECT_THROW(CholeskyResidentWorkspace<float>(256, o), std::invalid_argument);
+}
+
 TEST_F(DenseCholeskyGpu, TriangleKernels) {
   for (std::int64_t n : {1, 2, 33, 300}) {
     const std::int64_t ld = n + 5;

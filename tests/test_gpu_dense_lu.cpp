@@ -205,11 +205,12 @@ void check_hybrid(Shape sh, const std::string& what, const LuOptions& o, cudaStr
 
 template <class T>
 void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, std::int64_t nb = 64,
-                    std::int64_t leaf = 0, UpdateGemm gemm = UpdateGemm::cublas, bool inverse = true) {
+                    std::int64_t leaf = 0, UpdateGemm gemm = UpdateGemm::cublas, bool inverse = true,
+                    int panel_sms = 0) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " resident m=" + std::to_string(sh.m) + " n=" +
                std::to_string(sh.n) + (lookahead ? " lookahead" : "") + (from_host ? " host data" : " device data") +
                " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) + " " + update_gemm_entry(gemm).name +
-               (inverse ? " inverse" : " trsm"));
+               (inverse ? " inverse" : " trsm") + " panel_sms=" + std::to_string(panel_sms));
   HostMatrix<T> a(sh.m, sh.n);
   fill_uniform(a.view(), static_cast<std::uint64_t>(sh.m * 5 + sh.n));
   PinnedBuffer<T> work(static_cast<std::size_t>(sh.m * sh.n));
@@ -221,6 +222,7 @@ void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, st
   o.panel_leaf = leaf;
   o.gemm = gemm;
   o.inverse_trsm = inverse;
+  o.panel_sms = panel_sms;
   LuResidentWorkspace<T> ws(sh.m, sh.n, o);
   int info = 0;
   PhaseTimer timer;
@@ -277,6 +279,14 @@ TEST_F(DenseLuGpu, GpuResidentRecursivePanel) {
       }
   check_resident<float>({300, 300}, true, false, stream_, 96, 32, UpdateGemm::simt);
   check_resident<float>({300, 300}, true, false, stream_, 64, 0, UpdateGemm::simt);
+}
+
+// The panel stream on SMs of its own (green contexts): the same factorization.
+TEST_F(DenseLuGpu, GpuResidentPanelOnItsOwnSms) {
+  for (int sms : {8, 24}) {
+    check_resident<float>({1000, 1000}, true, false, stream_, 128, 0, UpdateGemm::cublas, true, sms);
+    check_resident<double>({777, 1031}, true, true, stream_, 64, 32, UpdateGemm::cublas, true, sms);
+  }
 }
 
 // U12 by inv(L11)·A12 (GEMM, the default) and by trsm (the ablation) give the same factorization:

@@ -50,6 +50,7 @@ CholeskyOptions options_for(Case& c, const std::string& method, std::int64_t n) 
   if (c.point().has("update_block")) o.update_block = c.integer("update_block");
   // The LU's u12 axis, for the GPU-resident Cholesky's L21: inv(L11)ᵀ GEMM or cuBLAS trsm.
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
+  if (c.point().has("panel_sms")) o.panel_sms = static_cast<int>(c.integer("panel_sms"));
   return o;
 }
 

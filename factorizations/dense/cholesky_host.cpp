@@ -29,6 +29,8 @@ void validate(const CholeskyOptions& o) {
   if (o.update_block < 0)
     throw std::invalid_argument("CholeskyOptions::update_block = " + std::to_string(o.update_block) +
                                 " must be >= 0");
+  if (o.panel_sms < 0)
+    throw std::invalid_argument("CholeskyOptions::panel_sms = " + std::to_string(o.panel_sms) + " must be >= 0");
   (void)update_gemm_entry(o.gemm);
 }
 
@@ -39,6 +41,7 @@ std::string describe(const CholeskyOptions& o) {
   s += o.update_block > 0 ? " block=" + std::to_string(o.update_block) : std::string(" one_syrk");
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
   if (o.diagonal != CholeskyDiagonal::cusolver) s += std::string(" diagonal=") + cholesky_diagonal_name(o.diagonal);
+  if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
   return s;
 }
 

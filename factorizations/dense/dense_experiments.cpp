@@ -70,6 +70,7 @@ LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   if (c.point().has("panel")) o.panel = panel_method_from(c.text("panel"));
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
   if (c.point().has("threads")) o.cpu_threads = static_cast<int>(c.integer("threads"));
+  if (c.point().has("panel_sms")) o.panel_sms = static_cast<int>(c.integer("panel_sms"));
   return o;
 }
 
@@ -328,6 +329,9 @@ void summarize_fig7(Summary& s) {
     std::string ablation = r.axes.value("u12", "inverse") == "trsm" ? "+trsm" : "";
     // So are the panel variants (LU's tournament, Cholesky's recursive and fused diagonals).
     if (const std::string panel = r.axes.value("panel", "cusolver"); panel != "cusolver") ablation += "+" + panel;
+    // And the panel stream's own SMs.
+    if (const std::int64_t sms = r.axes.value("panel_sms", std::int64_t{0}); sms > 0)
+      ablation += "+sms" + std::to_string(sms);
     const std::string p = r.axes.value("precision", ""),
                       key = r.axes.value("method", "") + ablation + "/" + r.axes.value("data", "");
     const std::int64_t n = r.axes.value("n", std::int64_t{0});
@@ -473,6 +477,13 @@ AxisSpec panel_axis() {
           .defaults = "cusolver", .full = "cusolver,tournament,recursive,fused",
           .choices = {"cusolver", "tournament", "recursive", "fused"}};
 }
+AxisSpec panel_sms_axis() {
+  return {.name = "panel_sms", .kind = AxisKind::integer,
+          .help = "gpu_resident LU and Cholesky: the panel stream on this many SMs of its own (a green context, "
+                  "rounded up to the device's granularity: 8 on Hopper), the trailing update on the rest; 0: both "
+                  "streams on every SM, the panel's by priority only",
+          .defaults = "0", .min = 0, .max = 1024};
+}
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
           .help = "OpenBLAS threads of the hybrid's CPU panel (0: all cores)", .defaults = "0", .min = 0,
@@ -536,6 +547,7 @@ void register_dense(Registry& registry) {
                  "volkov08 §5), or by cuBLAS trsm (the ablation)",
          .defaults = "inverse", .choices = {"inverse", "trsm"}},
         cholesky_update_block_axis(),
+        panel_sms_axis(),
     };
     // Quick: FP32 at the two sizes (n = 4096 and 16384; 37 cases, about three minutes).
     e.axes[1].quick = "s";
@@ -544,6 +556,7 @@ void register_dense(Registry& registry) {
       const std::string& m = p.text("method");
       const std::string& f = p.text("factorization");
       if (f == "qr" && p.text("panel") != "cusolver") return false;
+      if (p.integer("panel_sms") != 0 && (m != "gpu_resident" || f == "qr")) return false;
       if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused"))
         return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);

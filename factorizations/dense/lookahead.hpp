@@ -6,15 +6,19 @@
 // several waves, and without priority the block scheduler would start the panel's kernels only
 // after the GEMM's last wave had been issued — the look-ahead would then serialize on the GPU even
 // though the streams are independent. With priority, the panel's (small, latency-bound) kernels
-// take SMs as soon as GEMM blocks retire.
+// take SMs as soon as GEMM blocks retire. Even so each waits for a block to retire; with
+// panel_sms > 0 the panel stream gets SMs of its own (a green context, sm_partition.hpp) and the
+// update stream the rest.
 #pragma once
 
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/handles.hpp"
+#include "core/cuda/sm_partition.hpp"
 #include "core/cuda/stream.hpp"
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -23,14 +27,20 @@ namespace gpufact::dense {
 // A non-blocking stream created with a given priority (Stream has no priority constructor).
 class PriorityStream {
  public:
-  // highest = true: the device's greatest priority; false: its default (lowest) priority.
-  explicit PriorityStream(bool highest) {
+  // highest = true: the device's greatest priority; false: its default (lowest) priority. With a
+  // partition, its first (highest) or second stream, which the partition owns.
+  explicit PriorityStream(bool highest, const SmPartition* partition = nullptr) {
+    if (partition) {
+      s_ = highest ? partition->first() : partition->second();
+      owned_ = false;
+      return;
+    }
     int least = 0, greatest = 0;
     GPUFACT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     GPUFACT_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, highest ? greatest : least));
   }
   ~PriorityStream() {
-    if (s_) cudaStreamDestroy(s_);
+    if (s_ && owned_) cudaStreamDestroy(s_);
   }
   PriorityStream(const PriorityStream&) = delete;
   PriorityStream& operator=(const PriorityStream&) = delete;
@@ -39,10 +49,25 @@ class PriorityStream {
 
  private:
   cudaStream_t s_ = nullptr;
+  bool owned_ = true;
 };
 
+// panel_sms > 0: the panel stream on that many SMs of the current device (rounded up to the
+// partition granularity), the update stream on the rest; 0: both on every SM.
+inline std::unique_ptr<SmPartition> panel_partition(int panel_sms) {
+  if (panel_sms <= 0) return nullptr;
+  int device = 0;
+  GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
+  return std::make_unique<SmPartition>(device, panel_sms);
+}
+
 struct LookaheadStreams {
-  PriorityStream panel{true}, update{false};
+  explicit LookaheadStreams(int panel_sms = 0) : partition(panel_partition(panel_sms)) {}
+
+  std::unique_ptr<SmPartition> partition;  // declared before the stream it may lend
+  // The panel stream keeps every SM (and the priority): the partition's first SMs are only kept
+  // free of the update, so the panel's kernels never queue behind its blocks.
+  PriorityStream panel{true}, update{false, partition.get()};
   Event panel_ready{cudaEventDisableTiming};     // the next panel is in host memory
   Event lookahead_done{cudaEventDisableTiming};  // U12 ready: the rest of the trailing matrix may start
   Event update_done{cudaEventDisableTiming};     // the rest of the trailing matrix updated
@@ -74,7 +99,7 @@ struct LookaheadStreams {
 // cuSOLVER and one cuBLAS handle on the panel stream, one cuBLAS handle on the update stream, the
 // solver's workspaces and the first non-finite input entry found.
 struct ResidentContext {
-  ResidentContext() {
+  explicit ResidentContext(int panel_sms = 0) : streams(panel_sms) {
     solver.set_stream(streams.panel);
     panel_blas.set_stream(streams.panel);
     update_blas.set_stream(streams.update);

@@ -42,7 +42,7 @@ std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, std::int64_t
 
 template <class T>
 LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, const LuOptions& o)
-    : m(m_), n(n_), ld(device_ld(m_, n_, false)), options(one_level(o)) {
+    : ResidentContext(o.panel_sms), m(m_), n(n_), ld(device_ld(m_, n_, false)), options(one_level(o)) {
   validate(options);
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);

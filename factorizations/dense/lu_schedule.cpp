@@ -17,6 +17,7 @@ void validate(const LuOptions& o) {
   if (o.panel == PanelMethod::tournament && o.panel_leaf > 64)
     throw std::invalid_argument("panel_leaf = " + std::to_string(o.panel_leaf) +
                                 " with panel = tournament must be 0 (32) or in 8..64 (the TSLU leaf's widest)");
+  if (o.panel_sms < 0) throw std::invalid_argument("panel_sms = " + std::to_string(o.panel_sms) + " must be >= 0");
 }
 
 std::int64_t effective_panel_leaf(const LuOptions& o) {
@@ -62,6 +63,7 @@ std::string describe(const LuOptions& o) {
   if (o.cpu_threads > 0) s += " cpu_threads=" + std::to_string(o.cpu_threads);
   if (o.panel_leaf > 0) s += " panel_leaf=" + std::to_string(o.panel_leaf);
   if (o.panel == PanelMethod::tournament) s += " panel=tournament(leaf=" + std::to_string(effective_panel_leaf(o)) + ")";
+  if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
   return s;
 }
 

@@ -42,37 +42,40 @@ __device__ __forceinline__ T reciprocal_sqrt(T d) {
 // Step 1 of an inner panel, by warp 0 alone: potf2 on the bw × bw diagonal block at (k0, k0),
 // lane i holding row k0 + i in registers (rows past bw padded with the identity so every step is
 // uniform), each column's multipliers broadcast by shuffles — no barrier inside. The critical
-// chain per column is shuffle → reciprocal square root → multiply → FMA. Records
-// 1/L(j, j) in dinv and, on a non-positive or NaN pivot, the failing column in *failed_at.
+// chain per column is FMA → shuffle → reciprocal square root → multiply: lane j + 1 updates its
+// own diagonal from its own multiplier and broadcasts it before the column's other shuffles are
+// issued (measured on the H200: with the broadcast queued behind them a column took about 230
+// cycles). A non-positive or NaN pivot does not branch: from that column on every multiplier is
+// zero, so the columns before it are final and the rest keep their partly updated values (as
+// LAPACK's potf2 leaves them). Records 1/L(j, j) in dinv and the failing column in *failed_at.
 template <class T>
 __device__ void factor_diagonal_block(T* s, int k0, int bw, int lane, T* dinv, int* failed_at) {
   T r[kInner];
 #pragma unroll
   for (int c = 0; c < kInner; ++c)
     r[c] = (lane < bw && c <= lane) ? s[(k0 + lane) + (k0 + c) * kLd] : (c == lane ? T(1) : T(0));
-  int failed = -1;
-  // Lane j's updated diagonal, computed from its own multiplier: the next pivot's broadcast does
-  // not wait for the column's shuffles (bitwise the value the rank-1 update below gives lane j).
-  T diagonal = r[0];
+  int failed = kInner;  // the first failing column, kInner while there is none
+  T d = __shfl_sync(0xffffffffu, r[0], 0);
 #pragma unroll
   for (int j = 0; j < kInner; ++j) {
-    const T d = __shfl_sync(0xffffffffu, diagonal, j);
-    if (!(d > T(0))) {  // the same d in every lane: a uniform exit
-      failed = j;
-      break;
+    if (!(d > T(0)) && failed == kInner) failed = j;  // d is the same in every lane: uniform
+    const bool live = failed == kInner;
+    const T rinv = reciprocal_sqrt(live ? d : T(1));
+    const T l = !live ? T(0) : (lane > j ? r[j] * rinv : (lane == j ? d * rinv : T(0)));
+    if (live) {
+      r[j] = l;
+      if (lane == j) dinv[k0 + j] = rinv;
     }
-    const T rinv = reciprocal_sqrt(d);
-    const T l = lane > j ? r[j] * rinv : (lane == j ? d * rinv : T(0));
-    r[j] = l;
-    if (lane == j) dinv[k0 + j] = rinv;
-    if (j + 1 < kInner) diagonal = fma(-l, l, r[j + 1]);
+    if (j + 1 < kInner) {
+      d = __shfl_sync(0xffffffffu, fma(-l, l, r[j + 1]), j + 1);
 #pragma unroll
-    for (int k = j + 1; k < kInner; ++k) r[k] = fma(-l, __shfl_sync(0xffffffffu, l, k), r[k]);
+      for (int k = j + 1; k < kInner; ++k) r[k] = fma(-l, __shfl_sync(0xffffffffu, l, k), r[k]);
+    }
   }
 #pragma unroll
   for (int c = 0; c < kInner; ++c)
     if (lane < bw && c <= lane) s[(k0 + lane) + (k0 + c) * kLd] = r[c];
-  if (failed >= 0 && lane == 0) *failed_at = k0 + failed;
+  if (failed < bw && lane == 0) *failed_at = k0 + failed;
 }
 
 // Step 2: the rows below a full diagonal block, L21 = A21·L11⁻ᵀ, one row per thread in registers
@@ -180,6 +183,23 @@ __device__ __forceinline__ void store_tile(const T (&acc)[4][4], T sign, T* out,
       if (ly + 4 * u < rows) out[(ly + 4 * u) * row_stride + (lx + 8 * v) * column_stride] = sign * acc[u][v];
 }
 
+// Columns [c0, c1) of the block's lower triangle from shared memory to `a`, worker w of
+// `workers` warps taking every workers-th column (lanes down its rows: coalesced).
+template <class T>
+__device__ __forceinline__ void store_lower_columns(const T* s, int n, int c0, int c1, T* a, std::int64_t lda, int w,
+                                                   int workers, int lane) {
+  for (int j = c0 + w; j < c1; j += workers)
+    for (int i = j + lane; i < n; i += 32) a[i + static_cast<std::int64_t>(j) * lda] = s[i + j * kLd];
+}
+
+// Columns [c0, c1) of L⁻¹ to inv as full columns, zeros above the diagonal.
+template <class T>
+__device__ __forceinline__ void store_inverse_columns(const T* s, int n, int c0, int c1, T* inv, std::int64_t ldinv,
+                                                     int w, int workers, int lane) {
+  for (int j = c0 + w; j < c1; j += workers)
+    for (int i = lane; i < n; i += 32) inv[i + static_cast<std::int64_t>(j) * ldinv] = i >= j ? s[i + j * kLd] : T(0);
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restrict__ a, std::int64_t lda, int n,
                                                                      T* __restrict__ inv, std::int64_t ldinv,
@@ -201,10 +221,17 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
   __pipeline_wait_prior(0);
   __syncthreads();
 
-  // potrf, right-looking over 32-wide inner panels: three barriers per panel.
+  // potrf, right-looking over 32-wide inner panels: three barriers per panel. While warp 0
+  // factors a diagonal block the other warps write the previous panel's columns of L out (final
+  // since that panel's solve), so only the last panel's columns are written after the loop.
+  int written = 0;  // L's columns [0, written) are in `a`
   for (int k0 = 0; k0 < n; k0 += kInner) {
     const int bw = min(kInner, n - k0);
-    if (warp == 0) factor_diagonal_block(s, k0, bw, lane, dinv, &failed_at);
+    if (warp == 0)
+      factor_diagonal_block(s, k0, bw, lane, dinv, &failed_at);
+    else
+      store_lower_columns(s, n, written, k0, a, lda, warp - 1, kWarps - 1, lane);
+    written = k0;
     __syncthreads();
     if (failed_at >= 0) break;  // read after the barrier by every thread: uniform
     if (k0 + bw >= n) break;
@@ -213,8 +240,7 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
     update_trailing(s, k0, k0 + kInner, n, warp, lane);
     __syncthreads();
   }
-  for (int j = warp; j < n; j += kWarps)
-    for (int i = j + lane; i < n; i += 32) a[i + static_cast<std::int64_t>(j) * lda] = s[i + j * kLd];
+  store_lower_columns(s, n, written, n, a, lda, warp, kWarps, lane);
   if (failed_at >= 0) {
     if (t == 0) atomicCAS(info, 0, info_offset + failed_at + 1);
     return;
@@ -235,7 +261,8 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
     // triangular: k >= c). Both in 16 × 32 register tiles, one per warp (lane (ly, lx) keeps
     // rows ly + 4u and columns lx + 8v): 8 shared loads per 16 FMAs, where a row per warp took
     // 2 per FMA and made the inversion shared-memory bound.
-    const int tiles = (n - rs + 15) / 16;
+    const int tiles = (n - rs + 15) / 16;  // fewer than the warps: the rest write X's block column jb + 1 out
+    if (warp >= tiles) store_inverse_columns(s, n, rs, min(n, rs + kInner), inv, ldinv, warp - tiles, kWarps - tiles, lane);
     for (int tile = warp; tile < tiles; tile += kWarps) {
       const int t0 = rs + tile * 16, k_end = min(n, t0 + 16);
       T acc[4][4] = {};
@@ -272,11 +299,11 @@ __global__ void __launch_bounds__(kThreads) potrf_trtri_fused_kernel(T* __restri
     }
     __syncthreads();
   }
-  for (int j = warp; j < n; j += kWarps)
-    for (int i = lane; i < n; i += 32) inv[i + static_cast<std::int64_t>(j) * ldinv] = i >= j ? s[i + j * kLd] : T(0);
+  store_inverse_columns(s, n, 0, min(n, kInner), inv, ldinv, warp, kWarps, lane);
 }
 
 static_assert(kBlocks <= kWarps, "one warp per diagonal block in the inversion");
+static_assert((kPotrfFusedMax - kInner + 15) / 16 < kWarps, "a warp free of inversion tiles writes X out");
 
 // Above the default 48 KB of dynamic shared memory: opt in to the most this kernel ever takes,
 // once per device (a host API call per panel would sit on the host's side of every step).
