@@ -1,8 +1,9 @@
 // Two disjoint sets of a device's SMs (CUDA green contexts), a stream in each. A look-ahead
-// factorization puts its latency-bound panel chain on a few SMs of its own: measured on the H200,
-// a chain of one fused potrf CTA and two 4096 × 128 × 128 GEMMs took 65 µs alone and 218 µs beside
-// an 8192 × 8192 × 256 SGEMM on a low-priority stream, because stream priority only orders the
-// blocks waiting for an SM, and each GEMM block holds its SM for tens of microseconds.
+// factorization runs its trailing update in the second set, so a few SMs stay free for the
+// latency-bound panel chain: measured on the H200, a chain of one fused potrf CTA and two
+// 4096 × 128 × 128 GEMMs took 65 µs alone and 218 µs beside an 8192 × 8192 × 256 SGEMM on a
+// low-priority stream, because stream priority only orders the blocks waiting for an SM, and each
+// GEMM block holds its SM for tens of microseconds.
 #pragma once
 
 #include <cuda_runtime_api.h>

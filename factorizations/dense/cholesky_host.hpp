@@ -35,8 +35,8 @@ struct CholeskyOptions {
   std::int64_t update_block = 0;
   UpdateGemm gemm = UpdateGemm::cublas;
   CholeskyDiagonal diagonal = CholeskyDiagonal::cusolver;  // GPU-resident only
-  // GPU-resident only: the panel stream on this many SMs of its own (a green context; rounded up to
-  // the device's granularity), the trailing update on the rest; 0: both streams on every SM.
+  // GPU-resident only: the trailing update kept off this many SMs (a green context; rounded up to
+  // the device's granularity), which only the panel stream uses; 0: both streams on every SM.
   int panel_sms = 0;
 };
 

@@ -479,8 +479,8 @@ AxisSpec panel_axis() {
 }
 AxisSpec panel_sms_axis() {
   return {.name = "panel_sms", .kind = AxisKind::integer,
-          .help = "gpu_resident LU and Cholesky: the panel stream on this many SMs of its own (a green context, "
-                  "rounded up to the device's granularity: 8 on Hopper), the trailing update on the rest; 0: both "
+          .help = "gpu_resident LU and Cholesky: the trailing update kept off this many SMs (a green context, "
+                  "rounded up to the device's granularity: 8 on Hopper), which only the panel stream uses; 0: both "
                   "streams on every SM, the panel's by priority only",
           .defaults = "0", .min = 0, .max = 1024};
 }

@@ -7,8 +7,8 @@
 // after the GEMM's last wave had been issued — the look-ahead would then serialize on the GPU even
 // though the streams are independent. With priority, the panel's (small, latency-bound) kernels
 // take SMs as soon as GEMM blocks retire. Even so each waits for a block to retire; with
-// panel_sms > 0 the panel stream gets SMs of its own (a green context, sm_partition.hpp) and the
-// update stream the rest.
+// panel_sms > 0 the update stream runs in a green context without that many SMs
+// (sm_partition.hpp), which only the panel stream (still on every SM) then finds free.
 #pragma once
 
 #include "core/cuda/buffer.hpp"
@@ -52,8 +52,8 @@ class PriorityStream {
   bool owned_ = true;
 };
 
-// panel_sms > 0: the panel stream on that many SMs of the current device (rounded up to the
-// partition granularity), the update stream on the rest; 0: both on every SM.
+// panel_sms > 0: that many SMs of the current device (rounded up to the partition granularity)
+// set apart from the rest, where the update stream runs; 0: no partition.
 inline std::unique_ptr<SmPartition> panel_partition(int panel_sms) {
   if (panel_sms <= 0) return nullptr;
   int device = 0;

@@ -29,8 +29,8 @@ struct LuOptions {
   // GPU-resident: the leaf factorization. tournament takes leaves of 8..64 columns (panel_leaf 0:
   // kTournamentLeaf).
   PanelMethod panel = PanelMethod::cusolver;
-  // GPU-resident: the panel stream on this many SMs of its own (a green context; rounded up to the
-  // device's granularity), the trailing update on the rest; 0: both streams on every SM.
+  // GPU-resident: the trailing update kept off this many SMs (a green context; rounded up to the
+  // device's granularity), which only the panel stream uses; 0: both streams on every SM.
   int panel_sms = 0;
 };
 
