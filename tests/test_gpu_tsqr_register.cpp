@@ -1,7 +1,8 @@
 // Device tests (label gpu) for the register TSQR: A = QR and QᵀQ = I at shapes with one leaf,
-// one tree level and two (odd row counts, n = 1 … 32, FP32 and FP64), R upper triangular with
-// zeros below, |R|'s diagonal equal to the host's, a zero column (τ = 0) still a valid QR, A left
-// untouched, and repeated calls giving the same answer (arrival counters reset). Skips without a GPU.
+// one tree level and two (odd row counts, n = 1 … 32 across the 12-, 16- and 32-wide classes, FP32
+// and FP64), R upper triangular with zeros below, |R|'s diagonal equal to the host's, a zero
+// column (τ = 0) still a valid QR, A left untouched, and repeated calls giving the same answer
+// (arrival counters reset). Skips without a GPU.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
 #include "core/linalg/host_blas.hpp"
@@ -56,10 +57,13 @@ TYPED_TEST(GpuTsqrRegister, FactorsEveryTreeDepth) {
   struct Shape {
     std::int64_t m, n;
   };
-  // One leaf; one tree level; two levels (10⁶ × 10 in FP32 has 977 leaves and fan-in 102).
-  for (const Shape s : {Shape{1, 1}, Shape{37, 32}, Shape{300, 16}, Shape{1000, 7}, Shape{5000, 1},
-                        Shape{4097, 16}, Shape{33000, 17}, Shape{110592, 16}, Shape{110592, 32}, Shape{1000000, 10},
-                        Shape{70001, 32}}) {
+  // One leaf (768 × 12 and 1536 × 12 fill one 128- and one 256-thread block); one tree level; two
+  // levels (10⁶ × 10 runs 12 wide: 1303 leaves of 768 rows, fan-in 76). 1–12 columns run at
+  // width 12, 13–16 at 16, 17–32 at 32.
+  for (const Shape s : {Shape{1, 1}, Shape{37, 32}, Shape{300, 16}, Shape{1000, 7}, Shape{5000, 1}, Shape{768, 12},
+                        Shape{1536, 12}, Shape{769, 9}, Shape{4097, 16}, Shape{33000, 11}, Shape{33000, 17},
+                        Shape{110592, 12}, Shape{110592, 13}, Shape{110592, 16}, Shape{110592, 32},
+                        Shape{1000000, 10}, Shape{70001, 32}}) {
     if (s.m < s.n) continue;
     SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
     const auto a = this->random(s.m, s.n, 1234 + static_cast<std::uint64_t>(s.m + s.n));
@@ -79,9 +83,15 @@ TYPED_TEST(GpuTsqrRegister, FactorsEveryTreeDepth) {
 
 TYPED_TEST(GpuTsqrRegister, ZeroColumnStillGivesAValidQr) {
   using T = TypeParam;
-  auto a = this->random(20000, 12, 99);
-  for (std::int64_t i = 0; i < a.rows(); ++i) a(i, 5) = T(0);
-  this->expect_valid_qr(a, this->factor(a), "zero column");
+  struct Case {
+    std::int64_t n, zero;
+  };
+  for (const Case c : {Case{12, 5}, Case{10, 9}, Case{16, 15}}) {
+    SCOPED_TRACE("n " + std::to_string(c.n) + ", column " + std::to_string(c.zero) + " zero");
+    auto a = this->random(20000, c.n, 99);
+    for (std::int64_t i = 0; i < a.rows(); ++i) a(i, c.zero) = T(0);
+    this->expect_valid_qr(a, this->factor(a), "zero column");
+  }
 }
 
 TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {
@@ -111,8 +121,9 @@ TYPED_TEST(GpuTsqrRegister, CaqrFactorsAnyWidth) {
   struct Shape {
     std::int64_t m, n;
   };
-  for (const Shape s : {Shape{40, 40}, Shape{300, 300}, Shape{1000, 100}, Shape{5000, 33}, Shape{8192, 64},
-                        Shape{8192, 200}, Shape{110592, 100}, Shape{300000, 48}}) {
+  // Last panels of 12 (44), 9 (41) and 16 (48) columns.
+  for (const Shape s : {Shape{40, 40}, Shape{300, 300}, Shape{1000, 100}, Shape{5000, 33}, Shape{5000, 44},
+                        Shape{110592, 41}, Shape{8192, 64}, Shape{8192, 200}, Shape{110592, 100}, Shape{300000, 48}}) {
     SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
     const auto a = this->random(s.m, s.n, 4321 + static_cast<std::uint64_t>(s.m + s.n));
     auto da = this->upload(a);

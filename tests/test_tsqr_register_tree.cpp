@@ -66,6 +66,21 @@ TEST(TsqrRegisterTree, EveryLeafHoldsAtLeastNRows) {
     }
 }
 
+// The compiled classes: 1–12 columns run 12 wide (6 rows per thread), 13–16 at 16 and 17–32 at
+// 32 (4 and 2 rows per thread).
+TEST(TsqrRegisterTree, WidthClassesAndBlockRows) {
+  for (const int n : {1, 8, 9, 10, 12}) EXPECT_EQ(kernels::tsqr_register_width(n), 12) << n;
+  for (const int n : {13, 16}) EXPECT_EQ(kernels::tsqr_register_width(n), 16) << n;
+  for (const int n : {17, 31, 32}) EXPECT_EQ(kernels::tsqr_register_width(n), 32) << n;
+  for (const int n : {0, 33}) EXPECT_EQ(kernels::tsqr_register_width(n), 0) << n;
+  EXPECT_EQ(kernels::tsqr_register_block_rows<float>(12, 128), 768);
+  EXPECT_EQ(kernels::tsqr_register_block_rows<double>(12, 256), 1536);
+  EXPECT_EQ(kernels::tsqr_register_block_rows<float>(16, 128), 512);
+  EXPECT_EQ(kernels::tsqr_register_block_rows<double>(32, 256), 512);
+  EXPECT_EQ(kernels::tsqr_register_block_rows<float>(10, 128), 0);  // not a compiled width
+  EXPECT_EQ(kernels::tsqr_register_block_rows<float>(12, 64), 0);
+}
+
 TEST(TsqrRegisterTree, RejectsShapesItCannotFactor) {
   EXPECT_THROW(make_tsqr_tree(100, 33, 1024), std::invalid_argument);  // wider than 32
   EXPECT_THROW(make_tsqr_tree(100, 0, 1024), std::invalid_argument);

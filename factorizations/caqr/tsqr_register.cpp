@@ -65,11 +65,19 @@ kernels::TsqrTreeArgs tree_for(std::int64_t m, std::int64_t n) {
                                 std::to_string(kernels::kTsqrMaxWidth) + " columns");
   // Measured on the H200 (results/nvidia-h200/tsqr-register-threads-{128,256}.md): 128-thread blocks (four
   // per SM, more latency hidden across blocks) win for 16-wide FP32 panels by 10–12%; 256 win
-  // for 32-wide panels and for FP64 at 16 wide except n ≤ 10.
-  const int threads = width == 16 && (sizeof(T) == 4 || n <= 10) ? 128 : 256;
-  auto tree = make_tsqr_tree(m, n, kernels::tsqr_register_block_rows<T>(width, threads));
-  tree.threads = threads;
-  return tree;
+  // for 32-wide panels and for FP64 at 16 wide. At 12 wide (both precisions) 128 win by 5–15%
+  // for equally deep trees, and 256 by 15–25% when their larger leaves save a tree level (each
+  // level adds a chain of n dependent reflectors): 10⁶ × 10 runs on 128, 110592 × 10 on 256.
+  const auto tree_of = [&](int threads) {
+    auto tree = make_tsqr_tree(m, n, kernels::tsqr_register_block_rows<T>(width, threads));
+    tree.threads = threads;
+    return tree;
+  };
+  if (width == 12) {
+    auto narrow = tree_of(128), wide = tree_of(256);
+    return wide.levels < narrow.levels ? wide : narrow;
+  }
+  return tree_of(width == 16 && sizeof(T) == 4 ? 128 : 256);
 }
 }  // namespace
 

@@ -2,10 +2,12 @@
 // reduction tree, one launch per tree level forms the explicit Q. For panels up to 32 columns.
 //
 // Beyond anderson10's 64×16 blocks in shared memory (§IV.B): a block of 128 or 256 threads keeps
-// 64 entries per thread in registers, i.e. 512 or 1024 rows of a 16-wide panel, so a 10⁶-row
-// panel has ~1000–2000 leaves and a two-level tree. Each reflector costs one block-wide
-// reduction of the panel's columns (a transposed butterfly of warp shuffles, then one shared
-// memory pass): one barrier per column. The tree runs in the factor launch itself: the
+// at least 64 entries per thread in registers. Blocks come in three widths, and a panel runs at
+// the narrowest that holds it: 12 columns (6 rows per thread, 768 or 1536 rows a block), 16 (4
+// rows, 512 or 1024) and 32 (2 rows, 256 or 512); a 10⁶ × 10 panel has ~650–1300 leaves and a
+// two-level tree. Each reflector costs one block-wide reduction of the panel's columns (a
+// transposed butterfly of warp shuffles over the width rounded up to a power of two, then one
+// shared memory pass): one barrier per column. The tree runs in the factor launch itself: the
 // last block to finish among a node's children factors the node (threadfence + arrival counter),
 // so no block waits for another and nothing depends on co-residency.
 //
@@ -38,10 +40,10 @@ struct TsqrTreeArgs {
   std::int64_t counter_offset[kTsqrMaxLevels + 1] = {};  // level ℓ ≥ 1: node p's arrival counter
 };
 
-// The register width a panel of n columns runs at (16 or 32), 0 when n > 32 or n < 1.
+// The register width a panel of n columns runs at (12, 16 or 32), 0 when n > 32 or n < 1.
 int tsqr_register_width(int n);
-// Rows one block of `threads` (128 or 256) holds at that width: threads × 64 / width; 0 for a
-// width or thread count not compiled.
+// Rows one block of `threads` (128 or 256) holds at that width: threads × ⌈64 / width⌉; 0 for
+// a width or thread count not compiled.
 template <class T>
 int tsqr_register_block_rows(int width, int threads);
 
