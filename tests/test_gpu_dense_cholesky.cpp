@@ -252,9 +252,9 @@ TEST_F(DenseCholeskyGpu, FusedDiagonalBlocks) {
   }
 }
 
-// The panel stream on SMs of its own (green contexts): the same factor, for each diagonal kind;
-// a partition that leaves the update no SMs is a clear error naming panel_sms.
-TEST_F(DenseCholeskyGpu, PanelOnItsOwnSms) {
+// The trailing update kept off panel_sms SMs (a green context): the same factor, for each
+// diagonal kind; a partition that leaves the update no SMs is a clear error naming panel_sms.
+TEST_F(DenseCholeskyGpu, UpdateKeptOffPanelSms) {
   std::uint64_t seed = 4000;
   for (CholeskyDiagonal diagonal : {CholeskyDiagonal::cusolver, CholeskyDiagonal::fused})
     for (int sms : {1, 16}) {

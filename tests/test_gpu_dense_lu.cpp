@@ -281,8 +281,8 @@ TEST_F(DenseLuGpu, GpuResidentRecursivePanel) {
   check_resident<float>({300, 300}, true, false, stream_, 64, 0, UpdateGemm::simt);
 }
 
-// The panel stream on SMs of its own (green contexts): the same factorization.
-TEST_F(DenseLuGpu, GpuResidentPanelOnItsOwnSms) {
+// The trailing update kept off panel_sms SMs (a green context): the same factorization.
+TEST_F(DenseLuGpu, GpuResidentUpdateKeptOffPanelSms) {
   for (int sms : {8, 24}) {
     check_resident<float>({1000, 1000}, true, false, stream_, 128, 0, UpdateGemm::cublas, true, sms);
     check_resident<double>({777, 1031}, true, true, stream_, 64, 32, UpdateGemm::cublas, true, sms);

@@ -61,18 +61,16 @@ void check(CUresult r, const char* what) {
 }  // namespace
 
 struct SmPartition::State {
-  CUgreenCtx contexts[2] = {nullptr, nullptr};
-  CUstream streams[2] = {nullptr, nullptr};
-  int sms[2] = {0, 0};
+  CUgreenCtx context = nullptr;
+  CUstream stream = nullptr;
+  int reserved = 0, rest = 0;
   ~State() {
-    for (CUstream s : streams)
-      if (s) driver().stream_destroy(s);
-    for (CUgreenCtx c : contexts)
-      if (c) driver().destroy(c);
+    if (stream) driver().stream_destroy(stream);
+    if (context) driver().destroy(context);
   }
 };
 
-SmPartition::SmPartition(int device, int first_sms) : state_(std::make_unique<State>()) {
+SmPartition::SmPartition(int device, int reserved_sms) : state_(std::make_unique<State>()) {
   const Driver& d = driver();
   GPUFACT_CUDA_CHECK(cudaSetDevice(device));
   GPUFACT_CUDA_CHECK(cudaFree(nullptr));  // the primary context exists before the driver calls
@@ -81,32 +79,29 @@ SmPartition::SmPartition(int device, int first_sms) : state_(std::make_unique<St
   CUdevResource all{};
   check(d.get_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
   const int total = static_cast<int>(all.sm.smCount), grain = static_cast<int>(all.sm.minSmPartitionSize);
-  if (first_sms < 1 || (first_sms + grain - 1) / grain * grain > total - grain)
-    throw std::invalid_argument("panel_sms = " + std::to_string(first_sms) + ": must be 1.." +
-                                std::to_string(total - 2 * grain) + " on this device (" + std::to_string(total) +
-                                " SMs, partitions in steps of " + std::to_string(grain) + ", the rest keeps at least " +
-                                std::to_string(grain) + ")");
-  CUdevResource part{}, rest{};
+  const int most = (total - grain) / grain * grain;  // rounded up, it still leaves a granule
+  if (reserved_sms < 1 || reserved_sms > most)
+    throw std::invalid_argument("panel_sms = " + std::to_string(reserved_sms) + ": must be 1.." +
+                                std::to_string(most) + " on this device (" + std::to_string(total) +
+                                " SMs, set apart in steps of " + std::to_string(grain) + ")");
+  CUdevResource reserved{}, rest{};
   unsigned groups = 1;
-  check(d.split(&part, &groups, &all, &rest, 0, static_cast<unsigned>(first_sms)), "cuDevSmResourceSplitByCount");
-  CUdevResource* sets[2] = {&part, &rest};
+  check(d.split(&reserved, &groups, &all, &rest, 0, static_cast<unsigned>(reserved_sms)),
+        "cuDevSmResourceSplitByCount");
   int least = 0, greatest = 0;
   GPUFACT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  for (int i = 0; i < 2; ++i) {
-    CUdevResourceDesc desc = nullptr;
-    check(d.describe(&desc, sets[i], 1), "cuDevResourceGenerateDesc");
-    check(d.create(&state_->contexts[i], desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
-    check(d.stream_create(&state_->streams[i], state_->contexts[i], CU_STREAM_NON_BLOCKING, i == 0 ? greatest : least),
-          "cuGreenCtxStreamCreate");
-    state_->sms[i] = static_cast<int>(sets[i]->sm.smCount);
-  }
+  CUdevResourceDesc desc = nullptr;
+  check(d.describe(&desc, &rest, 1), "cuDevResourceGenerateDesc");
+  check(d.create(&state_->context, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
+  check(d.stream_create(&state_->stream, state_->context, CU_STREAM_NON_BLOCKING, least), "cuGreenCtxStreamCreate");
+  state_->reserved = static_cast<int>(reserved.sm.smCount);
+  state_->rest = static_cast<int>(rest.sm.smCount);
 }
 
 SmPartition::~SmPartition() = default;
 
-cudaStream_t SmPartition::first() const noexcept { return reinterpret_cast<cudaStream_t>(state_->streams[0]); }
-cudaStream_t SmPartition::second() const noexcept { return reinterpret_cast<cudaStream_t>(state_->streams[1]); }
-int SmPartition::first_sms() const noexcept { return state_->sms[0]; }
-int SmPartition::second_sms() const noexcept { return state_->sms[1]; }
+cudaStream_t SmPartition::stream() const noexcept { return reinterpret_cast<cudaStream_t>(state_->stream); }
+int SmPartition::reserved_sms() const noexcept { return state_->reserved; }
+int SmPartition::stream_sms() const noexcept { return state_->rest; }
 
 }  // namespace gpufact

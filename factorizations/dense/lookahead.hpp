@@ -28,10 +28,10 @@ namespace gpufact::dense {
 class PriorityStream {
  public:
   // highest = true: the device's greatest priority; false: its default (lowest) priority. With a
-  // partition, its first (highest) or second stream, which the partition owns.
+  // partition (lowest priority only): its stream, which the partition owns.
   explicit PriorityStream(bool highest, const SmPartition* partition = nullptr) {
-    if (partition) {
-      s_ = highest ? partition->first() : partition->second();
+    if (partition && !highest) {
+      s_ = partition->stream();
       owned_ = false;
       return;
     }
@@ -65,8 +65,8 @@ struct LookaheadStreams {
   explicit LookaheadStreams(int panel_sms = 0) : partition(panel_partition(panel_sms)) {}
 
   std::unique_ptr<SmPartition> partition;  // declared before the stream it may lend
-  // The panel stream keeps every SM (and the priority): the partition's first SMs are only kept
-  // free of the update, so the panel's kernels never queue behind its blocks.
+  // The panel stream keeps every SM (and the priority): the reserved SMs are only kept free of the
+  // update, so the panel's kernels never queue behind its blocks.
   PriorityStream panel{true}, update{false, partition.get()};
   Event panel_ready{cudaEventDisableTiming};     // the next panel is in host memory
   Event lookahead_done{cudaEventDisableTiming};  // U12 ready: the rest of the trailing matrix may start

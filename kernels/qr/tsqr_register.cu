@@ -504,8 +504,10 @@ void with_class(int width, int threads, F&& f) {
 
 }  // namespace
 
+static_assert(kWidths[std::size(kWidths) - 1] == kTsqrMaxWidth, "the widest class is the widest panel");
+
 int tsqr_register_width(int n) {
-  if (n < 1 || n > kTsqrMaxWidth) return 0;
+  if (n < 1) return 0;
   for (const int w : kWidths)
     if (n <= w) return w;
   return 0;
@@ -513,8 +515,7 @@ int tsqr_register_width(int n) {
 
 template <class T>
 int tsqr_register_block_rows(int width, int threads) {
-  bool compiled = false;
-  for (const int w : kWidths) compiled = compiled || w == width;
+  const bool compiled = width >= 1 && tsqr_register_width(width) == width;  // a class is its own width
   if (!compiled || (threads != 128 && threads != 256)) return 0;
   return threads * rows_per_thread_at(width);
 }
