@@ -20,6 +20,7 @@
 #include "factorizations/caqr/caqr_host.hpp"
 #include "kernels/common/fill.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
+#include "kernels/qr/wy_apply.cuh"
 #include "microbench/peak/fma_reference.hpp"
 
 #include <nlohmann/json.hpp>
@@ -71,11 +72,21 @@ void add_percent_of_peak(Case& c, const std::string& name) {
 
 // ---- anderson10.kernels ------------------------------------------------------------------------
 
+// Beyond §IV.E's four strategies: the block's reflectors as one compact-WY block reflector
+// (kernels/qr/wy_apply.cuh), W = VᵀC, W ← TᵀW, C −= VW per block and 64-column tile, T built once
+// by its own kernel (timed apart, as larft).
+constexpr const char* kCompactWy = "compact_wy";
+
 template <class T>
 void run_kernels_typed(Case& c) {
   const auto shape = parse_block_shape(c.text("shape"));
-  const auto reduction = qt_reduction_from(c.text("reduction"));
+  const bool wy = c.text("reduction") == kCompactWy;
+  // compact_wy: the factor kernel's limits are the shape's (register_serial stands in for them).
+  const auto reduction = wy ? QtReduction::register_serial : qt_reduction_from(c.text("reduction"));
   if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, reduction); !why.empty()) c.skip(why);
+  if (wy && shape.cols > kernels::kWyMaxReflectors)
+    c.skip("compact_wy applies blocks of at most " + std::to_string(kernels::kWyMaxReflectors) + " reflectors; " +
+           shape.label() + " has " + std::to_string(shape.cols));
   const std::int64_t rows = c.integer("rows"), cols = c.integer("cols"), w = shape.cols;
   const std::int64_t blocks = (rows + shape.rows - 1) / shape.rows;
   const std::int64_t col_tiles = (cols + w - 1) / w;
@@ -106,6 +117,27 @@ void run_kernels_typed(Case& c) {
     flops += householder_apply_flops(nr, std::min(nr, w), cols);
   }
   T* target = tiled ? tiles.data() : work.data();
+  kernels::WyBlocks<T> wy_blocks;
+  DeviceBuffer<T> wy_t;
+  if (wy) {
+    wy_blocks.rows = kernels::WyRows::fixed;
+    wy_blocks.blocks = static_cast<int>(blocks);
+    wy_blocks.k = static_cast<int>(w);
+    wy_blocks.m = rows;
+    wy_blocks.block_rows = shape.rows;
+    wy_blocks.v = panel.data();
+    wy_blocks.ldv = rows;
+    wy_blocks.tau = tau.data();
+    wy_blocks.tau_stride = w;
+    wy_t = DeviceBuffer<T>(static_cast<std::size_t>(blocks * kernels::wy_t_entries(static_cast<int>(w))));
+    kernels::prepare_wy_kernels<T>();
+    kernels::launch_wy_larft<T>(wy_blocks, wy_t.data(), s);
+    MeasureSpec larft;
+    larft.name = "larft";
+    larft.label = "larft (T of each block) " + shape.label();
+    larft.body = [&](std::size_t) { kernels::launch_wy_larft<T>(wy_blocks, wy_t.data(), s); };
+    static_cast<void>(c.measure(larft));  // its own metric; the apply below needs only T, made above
+  }
   MeasureSpec spec;
   spec.name = "apply_qt_h";
   spec.label = "apply_qt_h " + c.text("reduction") + " " + shape.label();
@@ -113,8 +145,11 @@ void run_kernels_typed(Case& c) {
   spec.bytes = 2.0 * static_cast<double>(c_count) * sizeof(T);
   // Qᵀ preserves norms, so repeated application keeps the data in range: no restore needed.
   spec.body = [&](std::size_t) {
-    kernels::launch_caqr_apply_qt_h<T>(panel.data(), rows, rows, static_cast<int>(w), shape.rows, shape.cols,
-                                       tau.data(), static_cast<int>(w), target, rows, cols, true, reduction, s);
+    if (wy)
+      kernels::launch_wy_apply<T>(wy_blocks, wy_t.data(), target, rows, cols, true, s);
+    else
+      kernels::launch_caqr_apply_qt_h<T>(panel.data(), rows, rows, static_cast<int>(w), shape.rows, shape.cols,
+                                         tau.data(), static_cast<int>(w), target, rows, cols, true, reduction, s);
   };
   const bool measured = c.measure(spec);
   if (measured) add_percent_of_peak(c, "apply_qt_h");
@@ -381,10 +416,14 @@ AxisSpec precision_axis() {
   return {.name = "precision", .kind = AxisKind::text, .help = "s (FP32) or d (FP64)", .defaults = "s",
           .choices = {"s", "d"}};
 }
-AxisSpec reduction_axis(std::string defaults, std::string quick) {
-  return {.name = "reduction", .kind = AxisKind::text, .help = "apply_qt_h reduction strategy (anderson10 §IV.E)",
-          .defaults = std::move(defaults), .quick = std::move(quick),
-          .choices = {"smem_parallel", "register_serial", "smem_combined", "register_serial_transposed"}};
+AxisSpec reduction_axis(std::string defaults, std::string quick, bool with_compact_wy = false) {
+  AxisSpec a{.name = "reduction", .kind = AxisKind::text, .help = "apply_qt_h reduction strategy (anderson10 §IV.E)",
+             .defaults = std::move(defaults), .quick = std::move(quick), .choices = qt_reduction_names()};
+  if (with_compact_wy) {
+    a.choices.push_back(kCompactWy);
+    a.help += "; compact_wy: the block's reflectors as one block reflector, applied as two small GEMMs";
+  }
+  return a;
 }
 
 }  // namespace
@@ -396,9 +435,10 @@ void register_caqr(Registry& registry) {
     e.artifact = "anderson10 §IV.E";
     e.title = "apply_qt_h with the four reduction strategies per block shape: GFLOP/s and % of the FP32 FMA peak";
     e.axes = {precision_axis(),
-              {.name = "shape", .kind = AxisKind::text, .help = "block_rows x block_cols", .defaults = "128x8,64x16",
-               .quick = "128x8", .full = kAllShapes, .choices = shape_choices()},
-              reduction_axis("smem_parallel,register_serial,smem_combined,register_serial_transposed", ""),
+              {.name = "shape", .kind = AxisKind::text, .help = "block_rows x block_cols", .defaults = "128x8,64x16,256x32",
+               .quick = "128x8,256x32", .full = kAllShapes, .choices = shape_choices()},
+              reduction_axis("smem_parallel,register_serial,smem_combined,register_serial_transposed,compact_wy", "",
+                             true),
               {.name = "rows", .kind = AxisKind::size, .help = "rows of the trailing matrix", .defaults = "1M",
                .quick = "256K", .min = 1, .max = std::int64_t{1} << 26},
               {.name = "cols", .kind = AxisKind::integer, .help = "trailing columns", .defaults = "128", .quick = "64",

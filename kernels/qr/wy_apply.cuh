@@ -1,0 +1,71 @@
+// Batched compact-WY application of many small blocks of Householder reflectors (anderson10's
+// apply_qt_h and apply_qt_tree as two small GEMMs per block instead of one reduction per
+// reflector): for each block, C_b ← (I − V T Vᵀ)ᵀ C_b = C_b − V (Tᵀ (Vᵀ C_b)), or with T for Q.
+//
+// A block's reflectors are in LAPACK's geqrf storage: V's column i holds v_i below row i (v_i(i) = 1
+// implicit, zero above), τ_i beside. launch_wy_larft builds each block's T (larft, forward,
+// columnwise: T(0:i, i) = −τ_i T(0:i, 0:i) V(:, 0:i)ᵀ v_i, T(i, i) = τ_i) once; launch_wy_apply then
+// applies the blocks to any number of columns, one thread block per (block, column tile of 64 in
+// FP32, 32 in FP64): the tile's rows stream through shared memory twice, 256 (FP32) or 128 (FP64)
+// at a time by cp.async (W = VᵀC summed in registers, W ← op(T) W, C −= V W in 8 × 8 or 4 × 4
+// register tiles), so a reflector block costs a few barrier phases, not one per reflector.
+// Measured on the H200 (anderson10.kernels, 10⁶ × 128 trailing columns, FP32): 256 × 32 blocks
+// at 20.0 TFLOP/s, 30% of the FMA peak; the per-reflector kernels reach at most 8.9.
+//
+// The blocks are one of three row layouts (WyBlocks::rows):
+// - fixed: block b owns rows [b·block_rows, min((b + 1)·block_rows, m)) — CAQR's first level;
+// - split: block b owns rows [b·m / blocks, (b + 1)·m / blocks) — register TSQR's leaves;
+// - tree: a level of register TSQR's tree: node b stacks the top k rows of its children
+//   fan_in·b … (`children` nodes below), child c's rows starting at leaf row (c·span)·m / leaves;
+//   V is the node's stack (b·v_stride into v), C's rows are gathered from those places.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace gpufact::kernels {
+
+// The most reflectors per block (blocks of up to 16 run 16 wide, wider ones 32 wide).
+constexpr int kWyMaxReflectors = 32;
+
+enum class WyRows : int { fixed, split, tree };
+
+template <class T>
+struct WyBlocks {
+  WyRows rows = WyRows::fixed;
+  int blocks = 0;  // blocks (tree: nodes of the level)
+  int k = 0;       // reflectors per block, 1 … kWyMaxReflectors; a block of fewer rows has that many
+  std::int64_t m = 0;  // fixed and split: rows covered; tree: the tree's rows (leaf row arithmetic)
+  int block_rows = 0;  // fixed
+  // tree
+  int leaves = 0, fan_in = 0, children = 0;
+  std::int64_t span = 1;  // leaves per child
+  std::int64_t v_stride = 0;
+  // block b's V: v + b·v_stride (tree) or v + its first row (fixed, split); ld ldv
+  const T* v = nullptr;
+  std::int64_t ldv = 0;
+  const T* tau = nullptr;  // block b's taus at tau + b·tau_stride
+  std::int64_t tau_stride = 0;
+};
+
+// Entries of T per block (the padded width squared): what launch_wy_larft writes per block.
+int wy_t_entries(int k);
+
+// Sets the kernels' shared-memory limits once (the plans call it when they are made, so that no
+// attribute call happens inside a stream capture; the launchers also call it).
+template <class T>
+void prepare_wy_kernels();
+
+// t (blocks × wy_t_entries(k)) ← each block's T, zeros below the diagonal and past its reflectors.
+template <class T>
+void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream);
+
+// C ← Qᵀ C (transpose) or Q C for each block's Q = H_0 H_1 … H_{k−1} = I − V T Vᵀ; C's rows are
+// the blocks' rows (fixed, split: counted from C's first row; tree: gathered as above), `cols`
+// columns, ldc. Throws std::invalid_argument for malformed blocks or too many column tiles.
+template <class T>
+void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
+                     cudaStream_t stream);
+
+}  // namespace gpufact::kernels

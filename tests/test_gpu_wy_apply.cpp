@@ -1,0 +1,216 @@
+// Device tests (label gpu) for the compact-WY apply (kernels/qr/wy_apply.cuh): on CAQR's
+// first-level blocks (fixed rows, a short last block, 8 … 32 reflectors) and on a register TSQR's
+// leaves and tree levels (split and gathered rows), Qᵀ and Q agree with the columnwise kernels
+// that apply the same reflectors one at a time; τ = 0 blocks leave C exactly as it was; Q undoes
+// Qᵀ; bad block descriptions are rejected. FP32 and FP64. Skips without a GPU.
+#include "core/cuda/buffer.hpp"
+#include "core/cuda/check.hpp"
+#include "factorizations/caqr/tsqr_register.hpp"
+#include "kernels/qr/caqr_kernels.cuh"
+#include "kernels/qr/tsqr_register.cuh"
+#include "kernels/qr/wy_apply.cuh"
+
+#include <gtest/gtest.h>
+
+#include "tests/caqr_test_util.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpufact::factorizations {
+namespace {
+
+// Agreement with the columnwise kernels, in units of ε: both sum the same products in different
+// orders over blocks of up to 512 rows (measured on the H200: at most 20 ε).
+constexpr double kTolerance = 64.0;
+
+template <class T>
+class GpuWyApply : public CaqrDeviceTest<T> {
+ protected:
+  // The T factors of `blocks` in one buffer, one level after another; returns each level's offset.
+  std::vector<std::size_t> build_t(const std::vector<kernels::WyBlocks<T>>& levels, DeviceBuffer<T>& t) {
+    std::vector<std::size_t> offsets;
+    std::size_t total = 0;
+    for (const auto& b : levels) {
+      offsets.push_back(total);
+      total += static_cast<std::size_t>(b.blocks) * kernels::wy_t_entries(b.k);
+    }
+    t = DeviceBuffer<T>(total);
+    for (std::size_t l = 0; l < levels.size(); ++l) kernels::launch_wy_larft<T>(levels[l], t.data() + offsets[l], this->stream_);
+    return offsets;
+  }
+};
+
+using Precisions = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GpuWyApply, Precisions);
+
+TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
+  using T = TypeParam;
+  struct Shape {
+    int rows, cols;
+  };
+  const std::int64_t m = 1000, cols = 70;  // a short last block; a partial last column tile
+  for (const Shape sh : {Shape{256, 32}, Shape{128, 16}, Shape{128, 8}, Shape{32, 32}, Shape{64, 16}}) {
+    SCOPED_TRACE(std::to_string(sh.rows) + "x" + std::to_string(sh.cols));
+    kernels::caqr_prepare_kernels<T>(sh.rows, sh.cols);
+    const std::int64_t blocks = (m + sh.rows - 1) / sh.rows;
+    auto panel = this->upload(this->random(m, sh.cols, 11 + sh.rows));
+    DeviceBuffer<T> tau(static_cast<std::size_t>(blocks * sh.cols));
+    kernels::launch_caqr_factor<T>(panel.data(), m, m, sh.cols, sh.rows, tau.data(), sh.cols, this->stream_);
+    kernels::WyBlocks<T> b;
+    b.rows = kernels::WyRows::fixed;
+    b.blocks = static_cast<int>(blocks);
+    b.k = sh.cols;
+    b.m = m;
+    b.block_rows = sh.rows;
+    b.v = panel.data();
+    b.ldv = m;
+    b.tau = tau.data();
+    b.tau_stride = sh.cols;
+    DeviceBuffer<T> t;
+    const auto offsets = this->build_t({b}, t);
+    const auto c = this->random(m, cols, 99);
+    for (const bool transpose : {true, false}) {
+      auto expect = this->upload(c), got = this->upload(c);
+      kernels::launch_caqr_apply_qt_h<T>(panel.data(), m, m, sh.cols, sh.rows, sh.cols, tau.data(), sh.cols,
+                                         expect.data(), m, cols, transpose, kernels::QtReduction::register_serial,
+                                         this->stream_);
+      kernels::launch_wy_apply<T>(b, t.data() + offsets[0], got.data(), m, cols, transpose, this->stream_);
+      EXPECT_LT(this->difference(this->download(got, m, cols), this->download(expect, m, cols), 1.0), kTolerance)
+          << (transpose ? "Qᵀ" : "Q");
+    }
+  }
+}
+
+// The register TSQR's leaves (split rows) and tree levels (rows gathered from the children's
+// leaves): Qᵀ applied leaves first, then the levels upwards; Q the other way.
+TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
+  using T = TypeParam;
+  struct Shape {
+    std::int64_t m;
+    int n;
+  };
+  const std::int64_t cols = 70;
+  for (const Shape sh : {Shape{8192, 32}, Shape{20000, 12}, Shape{30000, 16}, Shape{1000, 9}, Shape{40000, 32}}) {
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n));
+    const int width = kernels::tsqr_register_width(sh.n);
+    auto tree = make_tsqr_tree(sh.m, sh.n, kernels::tsqr_register_block_rows<T>(width, 256));
+    tree.threads = 256;
+    const auto sizes = tsqr_tree_sizes(tree);
+    auto a = this->upload(this->random(sh.m, sh.n, 5 + sh.m));
+    DeviceBuffer<T> v(static_cast<std::size_t>(sh.m * sh.n)), stacks(std::max<std::size_t>(sizes.stacks, 1)),
+        tau(sizes.tau), r(static_cast<std::size_t>(sh.n * sh.n));
+    DeviceBuffer<unsigned> counters(std::max<std::size_t>(sizes.counters, 1));
+    kernels::launch_tsqr_register_factor<T>(a.data(), sh.m, v.data(), sh.m, stacks.data(), tau.data(), counters.data(),
+                                            r.data(), sh.n, true, tree, this->stream_);
+    std::vector<kernels::WyBlocks<T>> levels(static_cast<std::size_t>(tree.levels) + 1);
+    levels[0].rows = kernels::WyRows::split;
+    levels[0].blocks = tree.nodes[0];
+    levels[0].v = v.data();
+    levels[0].ldv = sh.m;
+    std::int64_t span = 1;
+    const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * sh.n;
+    for (int l = 0; l <= tree.levels; ++l) {
+      auto& b = levels[static_cast<std::size_t>(l)];
+      b.k = sh.n;
+      b.m = sh.m;
+      b.tau = tau.data() + tree.tau_offset[l];
+      b.tau_stride = sh.n;
+      if (l == 0) continue;
+      b.rows = kernels::WyRows::tree;
+      b.blocks = tree.nodes[l];
+      b.leaves = tree.nodes[0];
+      b.fan_in = tree.fan_in;
+      b.children = tree.nodes[l - 1];
+      b.span = span;
+      b.v = stacks.data() + tree.stack_offset[l];
+      b.ldv = stack_ld;
+      b.v_stride = stack_ld * sh.n;
+      span *= tree.fan_in;
+    }
+    DeviceBuffer<T> t;
+    const auto offsets = this->build_t(levels, t);
+    const auto c = this->random(sh.m, cols, 77);
+    for (const bool transpose : {true, false}) {
+      auto expect = this->upload(c), got = this->upload(c);
+      kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), expect.data(), sh.m, cols, tree,
+                                             transpose, this->stream_);
+      for (std::size_t q = 0; q < levels.size(); ++q) {
+        const std::size_t l = transpose ? q : levels.size() - 1 - q;
+        kernels::launch_wy_apply<T>(levels[l], t.data() + offsets[l], got.data(), sh.m, cols, transpose, this->stream_);
+      }
+      EXPECT_LT(this->difference(this->download(got, sh.m, cols), this->download(expect, sh.m, cols), 1.0), kTolerance)
+          << (transpose ? "Qᵀ" : "Q");
+    }
+  }
+}
+
+TYPED_TEST(GpuWyApply, QUndoesQtAndZeroTausChangeNothing) {
+  using T = TypeParam;
+  const std::int64_t m = 777, cols = 33;
+  const int br = 256, k = 32;
+  const std::int64_t blocks = (m + br - 1) / br;
+  kernels::caqr_prepare_kernels<T>(br, k);
+  auto panel = this->upload(this->random(m, k, 3));
+  DeviceBuffer<T> tau(static_cast<std::size_t>(blocks * k));
+  kernels::launch_caqr_factor<T>(panel.data(), m, m, k, br, tau.data(), k, this->stream_);
+  kernels::WyBlocks<T> b;
+  b.rows = kernels::WyRows::fixed;
+  b.blocks = static_cast<int>(blocks);
+  b.k = k;
+  b.m = m;
+  b.block_rows = br;
+  b.v = panel.data();
+  b.ldv = m;
+  b.tau = tau.data();
+  b.tau_stride = k;
+  DeviceBuffer<T> t;
+  this->build_t({b}, t);
+  const auto c = this->random(m, cols, 8);
+  auto x = this->upload(c);
+  kernels::launch_wy_apply<T>(b, t.data(), x.data(), m, cols, true, this->stream_);
+  kernels::launch_wy_apply<T>(b, t.data(), x.data(), m, cols, false, this->stream_);
+  EXPECT_LT(this->difference(this->download(x, m, cols), c, 1.0), kTolerance) << "Q Qᵀ C = C";
+
+  // A zero panel factors to τ = 0 everywhere: T = 0, and C comes back bit for bit.
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(panel.data(), 0, panel.bytes(), this->stream_));
+  kernels::launch_caqr_factor<T>(panel.data(), m, m, k, br, tau.data(), k, this->stream_);
+  this->build_t({b}, t);
+  auto y = this->upload(c);
+  kernels::launch_wy_apply<T>(b, t.data(), y.data(), m, cols, true, this->stream_);
+  EXPECT_EQ(this->difference(this->download(y, m, cols), c, 1.0), 0.0);
+}
+
+TYPED_TEST(GpuWyApply, RejectsMalformedBlocks) {
+  using T = TypeParam;
+  DeviceBuffer<T> v(1024), tau(64), t(4096), c(1024);
+  kernels::WyBlocks<T> b;
+  b.rows = kernels::WyRows::fixed;
+  b.blocks = 4;
+  b.k = 8;
+  b.m = 1024;
+  b.block_rows = 256;
+  b.v = v.data();
+  b.ldv = 1024;
+  b.tau = tau.data();
+  b.tau_stride = 8;
+  auto bad = b;
+  bad.k = 33;
+  EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_), std::invalid_argument);
+  bad = b;
+  bad.k = 0;
+  EXPECT_THROW(kernels::launch_wy_larft<T>(bad, t.data(), this->stream_), std::invalid_argument);
+  bad = b;
+  bad.blocks = 3;  // 3 blocks of 256 rows do not cover 1024
+  EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_), std::invalid_argument);
+  bad = b;
+  bad.rows = kernels::WyRows::tree;
+  bad.fan_in = 1;
+  EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gpufact::factorizations
