@@ -112,11 +112,16 @@ __device__ __forceinline__ void store_vec(const T (&x)[N], T* p) {
 template <class T, int NB, int NY>
 struct Gram {
   static constexpr int MI = NB / 4, MC = NY / 8, rows = Shape<T>::chunk / kWarps;
-  // Partial-sum rows padded by 8 words where the chunks have room: the 4 × 8 lanes' stores then
-  // hit 32 distinct banks.
-  static constexpr int part_ld =
-      kWarps * NB * (NY + 8) <= (NB + Shape<T>::cols) * Shape<T>::ld ? NY + 8 : NY;
 };
+
+// Column j of row i of a warp's partial sums (NY columns, a power of two), swizzled (j XOR
+// 8·(i mod 4), within the row): for NY ≥ 32 a warp's 4 row groups × 8 column groups then store to
+// 32 distinct banks.
+template <int NY>
+__device__ __forceinline__ int part_col(int i, int j) {
+  static_assert((NY & (NY - 1)) == 0, "a power of two");
+  return j ^ ((8 * (i % 4)) & (NY - 1));
+}
 
 template <class T, int NB, int NY>
 __device__ __forceinline__ void accumulate_gram(const T* sv, const T* sy, int rows,
@@ -154,8 +159,8 @@ __device__ __forceinline__ void accumulate_gram(const T* sv, const T* sy, int ro
   }
 }
 
-// out[i·NY + j] ← the warps' partial sums added up; `part` holds kWarps·NB·part_ld entries (it
-// overwrites the chunks). Ends with a barrier.
+// out[i·NY + j] ← the warps' partial sums added up; `part` holds kWarps·NB·NY entries (it
+// overwrites chunk data). Ends with a barrier.
 template <class T, int NB, int NY>
 __device__ __forceinline__ void reduce_gram(const T (&acc)[Gram<T, NB, NY>::MI][Gram<T, NB, NY>::MC], T* part,
                                             T* out) {
@@ -165,16 +170,38 @@ __device__ __forceinline__ void reduce_gram(const T (&acc)[Gram<T, NB, NY>::MI][
 #pragma unroll
   for (int u = 0; u < G::MI; ++u)
 #pragma unroll
-    for (int w = 0; w < G::MC; ++w) part[(warp * NB + ig + 4 * u) * G::part_ld + cg + 8 * w] = acc[u][w];
+    for (int w = 0; w < G::MC; ++w) {
+      const int i = ig + 4 * u;
+      part[(warp * NB + i) * NY + part_col<NY>(i, cg + 8 * w)] = acc[u][w];
+    }
   __syncthreads();
   for (int idx = threadIdx.x; idx < NB * NY; idx += kThreads) {
-    const int i = idx / NY, j = idx % NY;
+    const int i = idx / NY, j = part_col<NY>(i, idx % NY);
     T s = T(0);
 #pragma unroll
-    for (int p = 0; p < kWarps; ++p) s += part[(p * NB + i) * G::part_ld + j];
+    for (int p = 0; p < kWarps; ++p) s += part[(p * NB + i) * NY + j];
     out[idx] = s;
   }
   __syncthreads();
+}
+
+// The reverse of copy_columns_16 for the first `valid` rows of `cols_valid` columns: whole
+// vectors by 16-byte stores, a last partial one entry by entry.
+template <class T, int COLS>
+__device__ __forceinline__ void store_columns_16(const T* src, T* dst, std::int64_t ld, int valid, int cols_valid) {
+  constexpr int E = 16 / sizeof(T), V = Shape<T>::chunk / E, step = kThreads / V;
+  const int v = threadIdx.x % V, j0 = threadIdx.x / V, n = min(E, valid - v * E);
+  if (n <= 0) return;
+  T* d = dst + v * E + j0 * ld;
+#pragma unroll 4
+  for (int j = j0; j < cols_valid; j += step, d += step * ld) {
+    const T* x = src + j * Shape<T>::ld + v * E;
+    if (n == E) {
+      *reinterpret_cast<int4*>(d) = *reinterpret_cast<const int4*>(x);
+    } else {
+      for (int e = 0; e < n; ++e) d[e] = x[e];
+    }
+  }
 }
 
 // Where block `blk` lies: its rows, its first row (fixed, split), its reflector count, its V.
@@ -359,7 +386,11 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
     if (v_aligned && r0 == 0) fix_v_diagonal<T, NB>(x, sv);
     accumulate_gram<T, NB, TC>(sv, sc, x.rows - r0, acc);
   }
-  reduce_gram<T, NB, TC>(acc, sv, sw);
+  // The partial sums overwrite the C chunk where it holds them (FP32), so a block of one chunk
+  // keeps its V for phase 3 and reloads only C.
+  constexpr bool kPartInC = kWarps * NB * TC <= TC * ld;
+  reduce_gram<T, NB, TC>(acc, kPartInC ? sc : sv, sw);
+  const bool keep_v = kPartInC && x.rows <= S::chunk;
 
   // W ← Tᵀ W (Qᵀ) or T W (Q); T is upper triangular. A thread makes rows i and i + NB/2 of CP
   // consecutive columns: per l, two entries of T and CP of W for 2·CP FMAs.
@@ -392,11 +423,11 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
   for (int r0 = 0; r0 < x.rows; r0 += S::chunk) {
     __syncthreads();
     locate(r0);
-    load_v_chunk<T, NB>(b, x, r0, sv, v_aligned);
+    if (!keep_v) load_v_chunk<T, NB>(b, x, r0, sv, v_aligned);
     load_c_chunk(r0);
     wait_async();
     __syncthreads();
-    if (v_aligned && r0 == 0) fix_v_diagonal<T, NB>(x, sv);
+    if (!keep_v && v_aligned && r0 == 0) fix_v_diagonal<T, NB>(x, sv);
     if (TL * rg < x.rows - r0) {
       T z[TL][TL];  // z[column][row]
 #pragma unroll
@@ -415,6 +446,10 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
       for (int j = 0; j < TL; ++j) store_vec(z[j], sc + (TL * cg + j) * ld + TL * rg);
     }
     __syncthreads();
+    if (c_aligned) {
+      store_columns_16<T, TC>(sc, c + x.first + r0 + c0 * ldc, ldc, x.rows - r0, nc);
+      continue;
+    }
 #pragma unroll
     for (int p = 0; p < R::passes; ++p) {
       if (crow[p] < 0) continue;
