@@ -155,12 +155,13 @@ TEST(DenseCholeskyHost, BlockSizesByN) {
   }
   EXPECT_GE(cholesky_resident_nb(16384), 256);
   EXPECT_LE(cholesky_resident_nb(1000), cholesky_resident_nb(16384));
-  // The fused diagonal: one kernel (128 columns) while the chain bounds the rate, two halves above.
+  // The fused diagonal: 128 columns below n = 4096, 256 up to 12288, 512 above.
   EXPECT_EQ(cholesky_resident_fused_nb(1000), 128);
-  EXPECT_EQ(cholesky_resident_fused_nb(4096), 128);
-  EXPECT_EQ(cholesky_resident_fused_nb(8192), 128);
-  EXPECT_EQ(cholesky_resident_fused_nb(12288), 256);
-  EXPECT_EQ(cholesky_resident_fused_nb(16384), 256);
+  EXPECT_EQ(cholesky_resident_fused_nb(4095), 128);
+  EXPECT_EQ(cholesky_resident_fused_nb(4096), 256);
+  EXPECT_EQ(cholesky_resident_fused_nb(8192), 256);
+  EXPECT_EQ(cholesky_resident_fused_nb(12288), 512);
+  EXPECT_EQ(cholesky_resident_fused_nb(16384), 512);
 }
 
 TEST(DenseCholeskyHost, DiagonalMethodNames) {

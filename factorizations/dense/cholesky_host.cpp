@@ -119,7 +119,7 @@ std::int64_t cholesky_resident_nb(std::int64_t n) {
   return 128;
 }
 
-std::int64_t cholesky_resident_fused_nb(std::int64_t n) { return n >= 12288 ? 256 : 128; }
+std::int64_t cholesky_resident_fused_nb(std::int64_t n) { return n >= 12288 ? 512 : (n >= 4096 ? 256 : 128); }
 
 template int cholesky_blocked_host<float>(std::int64_t, float*, std::int64_t, const CholeskyOptions&);
 template int cholesky_blocked_host<double>(std::int64_t, double*, std::int64_t, const CholeskyOptions&);
