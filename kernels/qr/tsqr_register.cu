@@ -17,13 +17,31 @@ namespace {
 // costs of each reflector — reduction, barrier, scalars — spread over more arithmetic).
 constexpr int kEntries = 64;
 
-// Rows per thread at width w: at least kEntries entries, so 12 wide holds 6 rows (72 entries;
-// measured on the H200 at 10⁶ × 10: 5 rows run 4% slower in FP32, 4 rows 8%).
-constexpr int rows_per_thread_at(int w) { return (kEntries + w - 1) / w; }
+// Rows per thread for c columns per thread: at least kEntries entries, so 12 wide holds 6 rows
+// (72 entries; measured on the H200 at 10⁶ × 10: 5 rows run 4% slower in FP32, 4 rows 8%).
+constexpr int rows_per_thread_at(int c) { return (kEntries + c - 1) / c; }
 
 // The compiled widths: a panel runs at the narrowest that holds it, so up to 12 columns do no
 // arithmetic on the 4 more a 16-wide block would pad.
 constexpr int kWidths[] = {12, 16, 32};
+
+// Column groups of the factor's blocks at width w: lanes of a warp that share rows and split the
+// columns, so that picking column j, the column sums' butterfly and the τ·w scalars cost per
+// column of a thread, not of the panel. Measured on the H200 (8192 × 32, 64 reflectors in a
+// chain): four groups of 8 columns (8 rows per thread) factor FP32 in 54 µs instead of 81 with
+// one (2 rows × 32 columns), FP64 in 78 instead of 120. A 16-wide FP32 block in two groups spills
+// at its 128 registers; 12 columns have no such split into multiples of 4.
+constexpr int factor_groups_at(int w) { return w == 32 ? 4 : 1; }
+// The apply kernels keep whole rows per thread: their reflector steps have no pick and no
+// scalars to shrink, while in four groups every lane loads each reflector row its group shares,
+// and CAQR's 32-wide FP32 leaf apply took 145 registers (one block per SM instead of two):
+// measured on the H200 at 8192 × 32 and 110592 × 32, that apply ran 15% and 24% slower, form_q
+// 6% slower and 9% faster.
+constexpr int kApplyGroups = 1;
+// Reflectors per pass of the factor's loop (see factor_block): measured on the H200, 4 beats 1
+// at 16 wide (FP32 110592 × 16: 46 µs against 58, though the 128-register block then spills 52
+// bytes) and at 12 wide; at 32 wide 4 and 8 run alike.
+constexpr int factor_unroll_at(int w) { return w == 32 ? 8 : 4; }
 
 // Blocks per SM the registers must allow: FP32 blocks up to 16 wide keep two 256-thread (four
 // 128-thread) blocks resident (128 registers), FP64 blocks take what their data registers need.
@@ -35,34 +53,64 @@ constexpr int min_blocks() {
 constexpr int next_power_of_two(int w) { return w <= 1 ? 1 : 2 * next_power_of_two((w + 1) / 2); }
 constexpr int log2_of(int w) { return w <= 1 ? 0 : 1 + log2_of(w / 2); }
 
-template <class T, int W, int TH>
+// A block of TH threads at width W in registers: `groups` neighbouring lanes share their rows and
+// split the W columns, `cols` each; the TH / groups row slots hold `rows_per_thread` rows each.
+// Each reflector's fixed costs (the column sums' butterfly, picking column j, the τ·w scalars)
+// scale with the columns per thread, the arithmetic with the entries.
+template <class T_, int W, int TH, int G>
 struct Shape {
-  static constexpr int rows_per_thread = rows_per_thread_at(W);
-  // The column sums' butterfly needs a power of two: W's values are padded with zeros up to
-  // reduction_width (only the reduction pays for a width like 12, not the row arithmetic).
-  static constexpr int reduction_width = next_power_of_two(W);
+  using T = T_;
+  static constexpr int width = W, groups = G;
+  static constexpr int cols = W / G;
+  static constexpr int rows_per_thread = rows_per_thread_at(cols);
+  static constexpr int slots = TH / G;
+  static constexpr int block_rows = slots * rows_per_thread;
+  static constexpr int warps = TH / 32;
+  // The column sums' butterfly needs a power of two: a thread's values are padded with zeros up
+  // to reduction_width (only the reduction pays for a width like 12, not the row arithmetic).
+  static constexpr int reduction_width = next_power_of_two(cols);
   static constexpr int log_width = log2_of(reduction_width);
-  static_assert(reduction_width <= 32 && W % 4 == 0, "a width the column sums and vector loads handle");
+  // Reflectors per pass of the factor's (not unrolled) reflector loop: within a pass, column j's
+  // place among a thread's columns is known up to cols / unroll candidates.
+  static constexpr int unroll = factor_unroll_at(W) < cols ? factor_unroll_at(W) : cols;
+  using Rows = T[rows_per_thread][cols];
+  static_assert(W % G == 0 && G * reduction_width <= 32 && cols % 4 == 0,
+                "a width the column sums and vector loads handle");
+  static_assert(slots >= W, "every diagonal entry lies in a thread's first row");
+  static_assert(cols % unroll == 0, "a pass's candidates cover the thread's columns");
+};
+template <class T, int W, int TH>
+using FactorShape = Shape<T, W, TH, factor_groups_at(W)>;
+template <class T, int W, int TH>
+using ApplyShape = Shape<T, W, TH, kApplyGroups>;
+
+// Where this thread's entries lie: entry (i, k) is row slot + i·slots, column group·cols + k.
+template <class S>
+struct Place {
+  int slot = static_cast<int>(threadIdx.x) / S::groups;
+  int group = static_cast<int>(threadIdx.x) % S::groups;
+  __device__ __forceinline__ int row(int i) const { return slot + i * S::slots; }
+  __device__ __forceinline__ int col(int k) const { return group * S::cols + k; }
 };
 
 // Per-warp column sums and row j of the block, both double-buffered across reflectors: a warp
 // that runs ahead into the next reflector writes the other buffer, so one barrier per reflector
 // suffices.
-template <class T, int W, int TH>
+template <class S>
 struct Scratch {
-  T partial[2][(TH / 32)][Shape<T, W, TH>::reduction_width];
-  alignas(16) T pivot[2][W];
-  alignas(16) T total[TH / 32][W];  // each warp's copy of the block column sums (read back by vector loads)
-  T beta[W];                         // R's diagonal
+  using T = typename S::T;
+  T partial[2][S::warps][S::width];
+  alignas(16) T pivot[2][S::width];
+  alignas(16) T total[S::warps][S::width];  // each warp's copy of the block column sums
 };
 
-// dst ← src[0 … W) by 16-byte shared-memory loads (W/4 in FP32, W/2 in FP64) instead of W
+// dst ← src[0 … N) by 16-byte shared-memory loads (N/4 in FP32, N/2 in FP64) instead of N
 // scalar loads or shuffles.
-template <class T, int W>
-__device__ __forceinline__ void load_vec(const T* src, T (&dst)[W]) {
+template <class T, int N>
+__device__ __forceinline__ void load_vec(const T* src, T (&dst)[N]) {
   if constexpr (sizeof(T) == 4) {
 #pragma unroll
-    for (int c = 0; c < W / 4; ++c) {
+    for (int c = 0; c < N / 4; ++c) {
       const float4 v = reinterpret_cast<const float4*>(src)[c];
       dst[4 * c] = v.x;
       dst[4 * c + 1] = v.y;
@@ -71,7 +119,7 @@ __device__ __forceinline__ void load_vec(const T* src, T (&dst)[W]) {
     }
   } else {
 #pragma unroll
-    for (int c = 0; c < W / 2; ++c) {
+    for (int c = 0; c < N / 2; ++c) {
       const double2 v = reinterpret_cast<const double2*>(src)[c];
       dst[2 * c] = v.x;
       dst[2 * c + 1] = v.y;
@@ -79,25 +127,25 @@ __device__ __forceinline__ void load_vec(const T* src, T (&dst)[W]) {
   }
 }
 
-// dst[0 … W) ← src by 16-byte shared-memory stores.
-template <class T, int W>
-__device__ __forceinline__ void store_vec(const T (&src)[W], T* dst) {
+// dst[0 … N) ← src by 16-byte shared-memory stores.
+template <class T, int N>
+__device__ __forceinline__ void store_vec(const T (&src)[N], T* dst) {
   if constexpr (sizeof(T) == 4) {
 #pragma unroll
-    for (int c = 0; c < W / 4; ++c)
+    for (int c = 0; c < N / 4; ++c)
       reinterpret_cast<float4*>(dst)[c] = make_float4(src[4 * c], src[4 * c + 1], src[4 * c + 2], src[4 * c + 3]);
   } else {
 #pragma unroll
-    for (int c = 0; c < W / 2; ++c) reinterpret_cast<double2*>(dst)[c] = make_double2(src[2 * c], src[2 * c + 1]);
+    for (int c = 0; c < N / 2; ++c) reinterpret_cast<double2*>(dst)[c] = make_double2(src[2 * c], src[2 * c + 1]);
   }
 }
 
-// One stage of the transposed butterfly per H (W/2, W/4, …, 1): the lane keeps H of its values
+// One stage of the transposed butterfly per H (N/2, N/4, …, 1): the lane keeps H of its values
 // and adds its partner's (lane ^ offset) copy of the same H.
-template <class T, int W, int H>
-__device__ __forceinline__ void butterfly(T (&p)[W], int lane) {
+template <class T, int N, int H>
+__device__ __forceinline__ void butterfly(T (&p)[N], int lane) {
   if constexpr (H >= 1) {
-    constexpr int offset = 32 * H / W;
+    constexpr int offset = 32 * H / N;
     const bool upper = (lane & offset) != 0;
 #pragma unroll
     for (int i = 0; i < H; ++i) {
@@ -105,116 +153,117 @@ __device__ __forceinline__ void butterfly(T (&p)[W], int lane) {
       const T keep = upper ? p[i + H] : p[i];
       p[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
     }
-    butterfly<T, W, H / 2>(p, lane);
+    butterfly<T, N, H / 2>(p, lane);
   }
 }
 
-// Block-wide sums of each of the W columns of p (one value per thread and column). Within a
-// warp a transposed butterfly over the RW = reduction_width values (W's, then zeros): at each
-// stage a lane keeps half of its values and adds its partner's copy of the same half, so RW
-// columns cost about RW shuffles, not 5·RW; lane L then holds column L >> (5 − log RW). After
-// one barrier every warp adds up the warps' partials itself: the result, column L mod W, is in
-// lane L.
-template <class T, int W, int TH>
-__device__ __forceinline__ T block_column_sums(const T (&p)[W], Scratch<T, W, TH>& s, int parity) {
-  constexpr int RW = Shape<T, W, TH>::reduction_width;
-  constexpr int kShift = 5 - Shape<T, W, TH>::log_width;
+// Block-wide sums of the W columns (p: this thread's columns, each summed over its rows), into
+// the warp's copy it returns. Within a warp a transposed butterfly over the lanes of a column
+// group, on their RW = reduction_width values (the thread's, then zeros): at each stage a lane
+// keeps half of its values and adds its partner's copy of the same half, so RW columns cost about
+// RW shuffles, not 5·RW; lane L then holds column L >> (5 − log RW) of group L mod groups. After
+// one barrier lane c < W of every warp adds up the warps' partials of column c and parks the
+// total in the warp's copy, read back by vector loads for a thread's columns and by a scalar
+// load for column j (shuffles are the scarcer resource: one warp-wide shuffle per clock per SM).
+template <class S>
+__device__ __forceinline__ const typename S::T* block_column_totals(const typename S::T (&p)[S::cols],
+                                                                    Scratch<S>& s, int parity) {
+  using T = typename S::T;
+  constexpr int RW = S::reduction_width, G = S::groups, NW = S::warps;
+  constexpr int kShift = 5 - S::log_width;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   T q[RW];
 #pragma unroll
-  for (int k = 0; k < RW; ++k) q[k] = k < W ? p[k] : T(0);
+  for (int k = 0; k < RW; ++k) q[k] = k < S::cols ? p[k] : T(0);
   butterfly<T, RW, RW / 2>(q, lane);
   T x = q[0];
 #pragma unroll
-  for (int offset = (1 << kShift) >> 1; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffffu, x, offset);
-  if ((lane & ((1 << kShift) - 1)) == 0) s.partial[parity][warp][lane >> kShift] = x;
+  for (int offset = (1 << kShift) >> 1; offset >= G; offset >>= 1) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  if ((lane & ((1 << kShift) - 1)) < G && (lane >> kShift) < S::cols)
+    s.partial[parity][warp][(lane % G) * S::cols + (lane >> kShift)] = x;
   __syncthreads();
   T sum = 0;
 #pragma unroll
-  for (int w = 0; w < (TH / 32); ++w) sum += s.partial[parity][w][lane % W];
-  return sum;
-}
-
-// All W column sums in every thread: the warp parks its lanes' sums in shared memory and reads
-// them back by vector loads (shuffles are the scarcer resource: one warp-wide shuffle per clock
-// per SM). Also returns the warp's copy for scalar reads (column j).
-template <class T, int W, int TH>
-__device__ __forceinline__ const T* block_column_totals(const T (&p)[W], Scratch<T, W, TH>& s, int parity, T (&tot)[W]) {
-  const T sums = block_column_sums<T, W, TH>(p, s, parity);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int w = 0; w < NW; ++w) sum += s.partial[parity][w][lane % S::width];
   __syncwarp();
-  if (lane < W) s.total[warp][lane] = sums;
+  if (lane < S::width) s.total[warp][lane] = sum;
   __syncwarp();
-  load_vec<T, W>(s.total[warp], tot);
   return s.total[warp];
 }
 
-// Thread t holds rows t + i·TH of the block in x[i]; rows ≥ `rows` and columns ≥ n are zero.
-template <class T, int W, int TH>
-using Rows = T[Shape<T, W, TH>::rows_per_thread][W];
-
-template <class T, int W, int TH, bool kFresh>
-__device__ __forceinline__ void load_rows(Rows<T, W, TH>& x, const T* src, std::int64_t ld, int rows, int n) {
+// x[i][k] ← src at Place's row i and column k; rows ≥ `rows` and columns ≥ n are zero.
+template <class S, bool kFresh>
+__device__ __forceinline__ void load_rows(typename S::Rows& x, const typename S::T* src, std::int64_t ld, int rows,
+                                          int n) {
+  using T = typename S::T;
+  const Place<S> at;
 #pragma unroll
-  for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i) {
-    const int r = threadIdx.x + i * TH;
+  for (int i = 0; i < S::rows_per_thread; ++i) {
+    const int r = at.row(i);
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
-      const bool in = r < rows && k < n;
+    for (int k = 0; k < S::cols; ++k) {
+      const int c = at.col(k);
+      const bool in = r < rows && c < n;
       // kFresh: written by another block of this launch, so past L1 (ld.cg).
-      x[i][k] = in ? (kFresh ? __ldcg(src + r + k * ld) : src[r + k * ld]) : T(0);
+      x[i][k] = in ? (kFresh ? __ldcg(src + r + c * ld) : src[r + c * ld]) : T(0);
     }
   }
 }
 
-template <class T, int W, int TH>
-__device__ __forceinline__ void store_rows(const Rows<T, W, TH>& x, T* dst, std::int64_t ld, int rows, int n) {
+template <class S>
+__device__ __forceinline__ void store_rows(const typename S::Rows& x, typename S::T* dst, std::int64_t ld, int rows,
+                                           int n) {
+  const Place<S> at;
 #pragma unroll
-  for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i) {
-    const int r = threadIdx.x + i * TH;
+  for (int i = 0; i < S::rows_per_thread; ++i) {
+    const int r = at.row(i);
 #pragma unroll
-    for (int k = 0; k < W; ++k)
-      if (r < rows && k < n) dst[r + k * ld] = x[i][k];
+    for (int k = 0; k < S::cols; ++k)
+      if (r < rows && at.col(k) < n) dst[r + at.col(k) * ld] = x[i][k];
   }
 }
 
-// R (the top n rows) to dst, with zeros below the diagonal or (zeros_below false) leaving what
-// lies there; rows 0 … n−1 live in x[0] of threads 0 … n−1.
-template <class T, int W, int TH>
-__device__ __forceinline__ void store_r(const Rows<T, W, TH>& x, T* dst, std::int64_t ld, int n,
+// R (the top n rows, upper triangle) to dst with zeros below the diagonal; rows 0 … n−1 are the
+// first rows of row slots 0 … n−1.
+template <class S>
+__device__ __forceinline__ void store_r(const typename S::Rows& x, typename S::T* dst, std::int64_t ld, int n,
                                         bool zeros_below = true) {
-  const int t = threadIdx.x;
+  using T = typename S::T;
+  const Place<S> at;
+  const int t = at.slot;
   if (t >= n) return;
 #pragma unroll
-  for (int k = 0; k < W; ++k)
-    if (k < n && (zeros_below || k >= t)) dst[t + k * ld] = k >= t ? x[0][k] : T(0);
-}
-
-// p[k] = Σ_i c[i]·x[i][k] over this thread's rows, for all W columns (columns past the panel's
-// are zero in x, so they cost FMAs but no tests).
-template <class T, int W, int TH>
-__device__ __forceinline__ void column_products(const Rows<T, W, TH>& x, const T (&c)[Shape<T, W, TH>::rows_per_thread],
-                                                T (&p)[W]) {
-#pragma unroll
-  for (int k = 0; k < W; ++k) {
-    p[k] = T(0);
-#pragma unroll
-    for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i) p[k] += c[i] * x[i][k];
+  for (int k = 0; k < S::cols; ++k) {
+    const int c = at.col(k);
+    if (c < n && (zeros_below || c >= t)) dst[t + c * ld] = c >= t ? x[0][k] : T(0);
   }
 }
 
-// row[j] for a runtime j < W by a tree of selects on j's bits (depth ⌈log W⌉, W − 1 selects)
+// p[k] = Σ_i c[i]·x[i][k] over this thread's rows, for all its columns (columns past the panel's
+// are zero in x, so they cost FMAs but no tests).
+template <class S>
+__device__ __forceinline__ void column_products(const typename S::Rows& x, const typename S::T (&c)[S::rows_per_thread],
+                                                typename S::T (&p)[S::cols]) {
+#pragma unroll
+  for (int k = 0; k < S::cols; ++k) {
+    p[k] = 0;
+#pragma unroll
+    for (int i = 0; i < S::rows_per_thread; ++i) p[k] += c[i] * x[i][k];
+  }
+}
+
+// row[j] for a runtime j < N by a tree of selects on j's bits (depth ⌈log N⌉, N − 1 selects)
 // rather than a dynamic index, which would move the row to local memory. An odd count carries
-// its last entry up a level unselected (the bit that would pick past it is 0 for any j < W).
-template <class T, int W>
-__device__ __forceinline__ T pick(const T (&row)[W], int j, int shift = 0) {
-  if constexpr (W == 1) {
+// its last entry up a level unselected (the bit that would pick past it is 0 for any j < N).
+template <class T, int N>
+__device__ __forceinline__ T pick(const T (&row)[N], int j, int shift = 0) {
+  if constexpr (N == 1) {
     return row[0];
   } else {
-    constexpr int H = (W + 1) / 2;
+    constexpr int H = (N + 1) / 2;
     T half[H];
 #pragma unroll
-    for (int k = 0; k < H; ++k) half[k] = 2 * k + 1 < W && (j >> shift) & 1 ? row[2 * k + 1] : row[2 * k];
+    for (int k = 0; k < H; ++k) half[k] = 2 * k + 1 < N && (j >> shift) & 1 ? row[2 * k + 1] : row[2 * k];
     return pick<T, H>(half, j, shift + 1);
   }
 }
@@ -222,85 +271,109 @@ __device__ __forceinline__ T pick(const T (&row)[W], int j, int shift = 0) {
 __device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
 __device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
 
-// Householder QR (geqr2) of the block in x (`rows` valid rows): R on and above the diagonal of
-// x's top rows, taus to tau, and each reflector's v (below the diagonal) stored to column j of
-// v_out as soon as it is formed, so the registers never take it back. Every reflector is applied
-// to all W columns, finished ones included: H_j only mixes rows ≥ j, where a finished column k < j
-// holds the rounding-level remains of its own elimination (an orthogonal map keeps them there),
-// and its R entries (rows ≤ k < j) meet v = 0. That drops every per-column test of j from the
-// update (measured on the H200: the masked update and the divergent pivot-row branch were half of
-// a reflector's 940 instructions per warp). The diagonal is set to β exactly at the end.
-// The reflector loop is not unrolled: fully unrolled, a 32-wide panel's code outgrows the
-// instruction cache and every reflector then waits on instruction fetch. Column j is picked out
-// of the registers by compile-time selects instead of a dynamic index (which would put x in
-// local memory).
-template <class T, int W, int TH>
-__device__ __forceinline__ void factor_block(Rows<T, W, TH>& x, int n, T* tau, Scratch<T, W, TH>& s, T* v_out,
-                                             std::int64_t ldv, int rows) {
-  constexpr int R = Shape<T, W, TH>::rows_per_thread;
-  const int t = threadIdx.x;
+// Householder QR (geqr2) of the block in x (`rows` valid rows), stored to v_out as geqrf leaves
+// it: R on and above the diagonal of the top rows, each reflector's v below it; taus to tau; x
+// keeps R. Reflector j is applied to the columns past j only, by zeroing τ·w of the others (one
+// select per column, no per-entry test), and column j takes v and β in its owner's registers:
+// x holds V until one coalesced store at the end, instead of a strided store per reflector.
+// The reflector loop runs `unroll` reflectors per pass: fully unrolled, a 32-wide panel's code
+// outgrows the instruction cache and every reflector then waits on instruction fetch. Column j
+// comes from the lanes of its column group (one shuffle per row), picked out of their registers
+// by selects among the pass's candidates instead of a dynamic index (which would put x in local
+// memory).
+template <class S>
+__device__ __forceinline__ void factor_block(typename S::Rows& x, int n, typename S::T* tau, Scratch<S>& s,
+                                             typename S::T* v_out, std::int64_t ldv, int rows) {
+  using T = typename S::T;
+  constexpr int R = S::rows_per_thread, C = S::cols, G = S::groups, U = S::unroll, M = C / U;
+  const Place<S> at;
 #pragma unroll 1
-  for (int j = 0; j < n; ++j) {
-    // Column j of this thread's rows strictly below the diagonal (zero elsewhere).
-    T below[R];
+  for (int j0 = 0; j0 < n; j0 += U) {
+    // Column j0 + u is column u + U·place of group `owner`. A thread's column u' + U·m lies past
+    // it when m is past (m, u' > u: at or past) the column's.
+    const int owner = j0 / C, place = j0 % C / U;
+    bool here[M], past[M], at_or_past[M];
 #pragma unroll
-    for (int i = 0; i < R; ++i) below[i] = t + i * TH > j ? pick<T, W>(x[i], j) : T(0);
-    // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
-    T p[W];
-    column_products<T, W, TH>(x, below, p);
-    T* pivot = s.pivot[j & 1];
-    if (t == j) store_vec<T, W>(x[0], pivot);
-    T tot[W];
-    const T* totals = block_column_totals<T, W, TH>(p, s, j & 1, tot);
-    const T alpha = pivot[j], sigma = totals[j];
-    T tau_j = 0, beta = alpha, scale = 0;
-    if (sigma != T(0)) {
-      const T norm = sqrt(alpha * alpha + sigma);
-      beta = alpha >= T(0) ? -norm : norm;
-      // Correctly rounded reciprocals (MUFU plus two FMAs) instead of divisions: shorter on the
-      // critical path; τ gets one extra rounding.
-      tau_j = (beta - alpha) * reciprocal(beta);
-      scale = reciprocal(alpha - beta);
+    for (int m = 0; m < M; ++m) {
+      here[m] = at.group == owner && m == place;
+      past[m] = at.group > owner || (at.group == owner && m > place);
+      at_or_past[m] = past[m] || here[m];
     }
-    // τ·w_k with w_k = vᵀx_k = x[j][k] + scale·Σ_{r>j} x[r][j]·x[r][k].
-    T tw[W];
 #pragma unroll
-    for (int k = 0; k < W; ++k) tw[k] = tau_j * (pivot[k] + tot[k] * scale);
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u;
+      if (j >= n) break;
+      // Column j of this thread's rows strictly below the diagonal (zero elsewhere); every row
+      // past the first lies below the diagonal.
+      T below[R];
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const int row = t + i * TH;
-      const T v = below[i] * scale;
-      if (row > j && row < rows) v_out[row + static_cast<std::int64_t>(j) * ldv] = v;
-      const T vr = row == j ? T(1) : v;
+      for (int i = 0; i < R; ++i) {
+        T candidates[M];
 #pragma unroll
-      for (int k = 0; k < W; ++k) x[i][k] -= vr * tw[k];
-    }
-    if (t == 0) {
-      tau[j] = tau_j;
-      s.beta[j] = beta;
+        for (int m = 0; m < M; ++m) candidates[m] = x[i][u + m * U];
+        T xj = pick<T, M>(candidates, place);
+        if constexpr (G > 1) xj = __shfl_sync(0xffffffffu, xj, (threadIdx.x & 31 & ~(G - 1)) | owner);
+        below[i] = i > 0 || at.slot > j ? xj : T(0);
+      }
+      // Σ_{r > j} x[r][j]·x[r][k]: the norm below the diagonal (k = j) and the products that give w.
+      T p[C];
+      column_products<S>(x, below, p);
+      T* pivot = s.pivot[j & 1];
+      if (at.slot == j) store_vec<T, C>(x[0], pivot + at.col(0));
+      const T* totals = block_column_totals<S>(p, s, j & 1);
+      const T alpha = pivot[j], sigma = totals[j];
+      T tau_j = 0, beta = alpha, scale = 0;
+      if (sigma != T(0)) {
+        const T norm = sqrt(alpha * alpha + sigma);
+        beta = alpha >= T(0) ? -norm : norm;
+        // Correctly rounded reciprocals (MUFU plus two FMAs) instead of divisions: shorter on the
+        // critical path; τ gets one extra rounding.
+        tau_j = (beta - alpha) * reciprocal(beta);
+        scale = reciprocal(alpha - beta);
+      }
+      // τ·w_k with w_k = vᵀx_k = x[j][k] + scale·Σ_{r>j} x[r][j]·x[r][k], for the columns past j.
+      T top[C], tot[C];
+      load_vec<T, C>(pivot + at.col(0), top);
+      load_vec<T, C>(totals + at.col(0), tot);
+      T tw[C];
+#pragma unroll
+      for (int k = 0; k < C; ++k) {
+        const bool live = k % U > u ? at_or_past[k / U] : past[k / U];
+        tw[k] = live ? tau_j * (top[k] + tot[k] * scale) : T(0);
+      }
+#pragma unroll
+      for (int i = 0; i < R; ++i) {
+        const T v = below[i] * scale;
+        const bool diagonal = i == 0 && at.slot == j;
+        const T vr = diagonal ? T(1) : v;
+#pragma unroll
+        for (int k = 0; k < C; ++k) x[i][k] -= vr * tw[k];
+        // Column j: β on the diagonal, v below it, R's entries above it kept.
+        const bool on_or_below = i > 0 || at.slot >= j;
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+          if (here[m] && on_or_below) x[i][u + m * U] = diagonal ? beta : v;
+      }
+      if (threadIdx.x == 0) tau[j] = tau_j;
     }
   }
-  __syncthreads();  // the last β
-  if (t < n) {
-#pragma unroll
-    for (int k = 0; k < W; ++k)
-      if (k == t) x[0][k] = s.beta[k];
-  }
+  store_rows<S>(x, v_out, ldv, rows, n);
 }
 
 // x ← H_0 H_1 … H_{w−1} x (backward: H_{w−1} applied first, as orgqr) or x ← H_{w−1} … H_0 x
 // (forward: Qᵀx), with the block's w reflectors (v below the diagonal of `v`, `rows` rows). All W
 // columns of x are transformed; those past the caller's tile are zero and stay zero.
-template <class T, int W, int TH>
-__device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::int64_t ldv, int rows, int w,
-                                            const T* tau, Scratch<T, W, TH>& s, bool forward) {
-  constexpr int R = Shape<T, W, TH>::rows_per_thread;
-  const int t = threadIdx.x;
+template <class S>
+__device__ __forceinline__ void apply_block(typename S::Rows& x, const typename S::T* v, std::int64_t ldv, int rows,
+                                            int w, const typename S::T* tau, Scratch<S>& s, bool forward) {
+  using T = typename S::T;
+  constexpr int R = S::rows_per_thread, C = S::cols;
+  const Place<S> at;
   // Reflector j's rows, loaded one reflector ahead so the (L2) load latency overlaps a step.
   const auto load_reflector = [&](int j, T (&out)[R]) {
 #pragma unroll
     for (int i = 0; i < R; ++i) {
-      const int r = t + i * TH;
+      const int r = at.row(i);
       out[i] = r == j ? T(1) : (r > j && r < rows ? v[r + j * ldv] : T(0));
     }
   };
@@ -313,18 +386,18 @@ __device__ __forceinline__ void apply_block(Rows<T, W, TH>& x, const T* v, std::
 #pragma unroll
     for (int i = 0; i < R; ++i) vr[i] = next[i];
     if (step + 1 < w) load_reflector(forward ? j + 1 : j - 1, next);
-    T p[W];
-    column_products<T, W, TH>(x, vr, p);
-    T tot[W];
-    block_column_totals<T, W, TH>(p, s, step & 1, tot);
+    T p[C];
+    column_products<S>(x, vr, p);
+    T tot[C];
+    load_vec<T, C>(block_column_totals<S>(p, s, step & 1) + at.col(0), tot);
     const T tau_j = tau[j];
-    T tw[W];
+    T tw[C];
 #pragma unroll
-    for (int k = 0; k < W; ++k) tw[k] = tau_j * tot[k];
+    for (int k = 0; k < C; ++k) tw[k] = tau_j * tot[k];
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll
-      for (int k = 0; k < W; ++k) x[i][k] -= vr[i] * tw[k];
+      for (int k = 0; k < C; ++k) x[i][k] -= vr[i] * tw[k];
   }
 }
 
@@ -336,27 +409,27 @@ template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
                        T* r, std::int64_t ldr, bool r_zeros_below, const TsqrTreeArgs tree) {
-  __shared__ Scratch<T, W, TH> s;
+  using S = FactorShape<T, W, TH>;
+  __shared__ Scratch<S> s;
   __shared__ int last;
   const int n = tree.n;
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n;
-  Rows<T, W, TH> x;
+  typename S::Rows x;
 
   int node = blockIdx.x;
   const std::int64_t row0 = leaf_row(node, tree);
-  load_rows<T, W, TH, false>(x, a + row0, lda, static_cast<int>(leaf_row(node + 1, tree) - row0), n);
-  factor_block<T, W, TH>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s, v + row0, ldv,
-                         static_cast<int>(leaf_row(node + 1, tree) - row0));
-  store_r<T, W, TH>(x, v + row0, ldv, n, false);
+  const int leaf_rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
+  load_rows<S, false>(x, a + row0, lda, leaf_rows, n);
+  factor_block<S>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s, v + row0, ldv, leaf_rows);
 
   for (int level = 0;; ++level) {
     if (level == tree.levels) {
-      store_r<T, W, TH>(x, r, ldr, n, r_zeros_below);
+      store_r<S>(x, r, ldr, n, r_zeros_below);
       return;
     }
     const int parent = node / tree.fan_in;
     T* stack = stacks + tree.stack_offset[level + 1] + static_cast<std::int64_t>(parent) * stack_ld * n;
-    store_r<T, W, TH>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
+    store_r<S>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
     const int kids = min(tree.fan_in, tree.nodes[level] - parent * tree.fan_in);
     // Publish this block's R, then count it in; the last of the node's children factors the node.
     __threadfence();
@@ -367,10 +440,9 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     if (!last) return;
     __threadfence();
     node = parent;
-    load_rows<T, W, TH, true>(x, stack, stack_ld, kids * n, n);
-    factor_block<T, W, TH>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s, stack,
-                           stack_ld, kids * n);
-    store_r<T, W, TH>(x, stack, stack_ld, n, false);
+    load_rows<S, true>(x, stack, stack_ld, kids * n, n);
+    factor_block<S>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s, stack, stack_ld,
+                    kids * n);
   }
 }
 
@@ -381,36 +453,38 @@ template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     tsqr_form_q_kernel(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
                        std::int64_t ldq, const TsqrTreeArgs tree, int level) {
-  __shared__ Scratch<T, W, TH> s;
-  const int n = tree.n, node = blockIdx.x, t = threadIdx.x;
+  using S = ApplyShape<T, W, TH>;
+  __shared__ Scratch<S> s;
+  const int n = tree.n, node = blockIdx.x;
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n, stack_size = stack_ld * n;
-  Rows<T, W, TH> x;
+  const Place<S> at;
+  const int t = at.slot;  // the top n rows are the first rows of slots 0 … n−1
+  typename S::Rows x;
 #pragma unroll
-  for (int i = 0; i < Shape<T, W, TH>::rows_per_thread; ++i)
+  for (int i = 0; i < S::rows_per_thread; ++i)
 #pragma unroll
-    for (int k = 0; k < W; ++k) x[i][k] = T(0);
+    for (int k = 0; k < S::cols; ++k) x[i][k] = T(0);
   if (level == tree.levels) {
 #pragma unroll
-    for (int k = 0; k < W; ++k)
-      if (k == t && k < n) x[0][k] = T(1);
+    for (int k = 0; k < S::cols; ++k)
+      if (at.col(k) == t && t < n) x[0][k] = T(1);
   } else if (t < n) {
     const int parent = node / tree.fan_in;
     const T* top = q_stacks + tree.stack_offset[level + 1] + parent * stack_size + (node % tree.fan_in) * n;
 #pragma unroll
-    for (int k = 0; k < W; ++k)
-      if (k < n) x[0][k] = top[t + k * stack_ld];
+    for (int k = 0; k < S::cols; ++k)
+      if (at.col(k) < n) x[0][k] = top[t + at.col(k) * stack_ld];
   }
   const T* node_tau = tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * n;
   if (level == 0) {
     const std::int64_t row0 = leaf_row(node, tree);
     const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
-    apply_block<T, W, TH>(x, v + row0, ldv, rows, n, node_tau, s, false);
-    store_rows<T, W, TH>(x, q + row0, ldq, rows, n);
+    apply_block<S>(x, v + row0, ldv, rows, n, node_tau, s, false);
+    store_rows<S>(x, q + row0, ldq, rows, n);
   } else {
     const int rows = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n;
-    apply_block<T, W, TH>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s,
-                          false);
-    store_rows<T, W, TH>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
+    apply_block<S>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s, false);
+    store_rows<S>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
   }
 }
 
@@ -424,50 +498,53 @@ template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     caqr_apply_leaves_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, int cols,
                              const TsqrTreeArgs tree, bool forward) {
-  __shared__ Scratch<T, W, TH> s;
+  using S = ApplyShape<T, W, TH>;
+  __shared__ Scratch<S> s;
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0);
   const auto tile = [&] { return x + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ldx; };
   const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
-  Rows<T, W, TH> r;
-  load_rows<T, W, TH, false>(r, tile(), ldx, rows(), xc);
-  apply_block<T, W, TH>(r, v + leaf_row(node, tree), ldv, rows(), tree.n,
-                        tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n, s, forward);
+  typename S::Rows r;
+  load_rows<S, false>(r, tile(), ldx, rows(), xc);
+  apply_block<S>(r, v + leaf_row(node, tree), ldv, rows(), tree.n,
+                 tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n, s, forward);
   // The tile's place is evaluated again rather than kept across the reflector loop, where it
   // spills (FP32 blocks have 128 registers).
-  store_rows<T, W, TH>(r, tile(), ldx, rows(), xc);
+  store_rows<S>(r, tile(), ldx, rows(), xc);
 }
 
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     caqr_apply_tree_kernel(const T* stacks, const T* tau, T* x, std::int64_t ldx, int cols, const TsqrTreeArgs tree,
                            int level, bool forward) {
-  constexpr int R = Shape<T, W, TH>::rows_per_thread;
-  __shared__ Scratch<T, W, TH> s;
+  using S = ApplyShape<T, W, TH>;
+  constexpr int R = S::rows_per_thread, C = S::cols;
+  __shared__ Scratch<S> s;
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), w = tree.n;
   const int kids = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in), rows = kids * w;
   std::int64_t span = 1;  // leaves per child
   for (int l = 1; l < level; ++l) span *= tree.fan_in;
   const std::int64_t first_child = static_cast<std::int64_t>(node) * tree.fan_in;
-  Rows<T, W, TH> r;
+  const Place<S> at;
+  typename S::Rows r;
   T* base = x + static_cast<std::int64_t>(c0) * ldx;
 #pragma unroll
   for (int i = 0; i < R; ++i) {
-    const int row = threadIdx.x + i * TH;
+    const int row = at.row(i);
     const std::int64_t g = row < rows ? leaf_row((first_child + row / w) * span, tree) + row % w : 0;
 #pragma unroll
-    for (int k = 0; k < W; ++k) r[i][k] = row < rows && k < xc ? base[g + k * ldx] : T(0);
+    for (int k = 0; k < C; ++k) r[i][k] = row < rows && at.col(k) < xc ? base[g + at.col(k) * ldx] : T(0);
   }
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * w;
-  apply_block<T, W, TH>(r, stacks + tree.stack_offset[level] + node * stack_ld * w, stack_ld, rows, w,
-                        tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * w, s, forward);
+  apply_block<S>(r, stacks + tree.stack_offset[level] + node * stack_ld * w, stack_ld, rows, w,
+                 tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * w, s, forward);
 #pragma unroll
   for (int i = 0; i < R; ++i) {
-    const int row = threadIdx.x + i * TH;
+    const int row = at.row(i);
     if (row >= rows) continue;
     const std::int64_t g = leaf_row((first_child + row / w) * span, tree) + row % w;
 #pragma unroll
-    for (int k = 0; k < W; ++k)
-      if (k < xc) base[g + k * ldx] = r[i][k];
+    for (int k = 0; k < C; ++k)
+      if (at.col(k) < xc) base[g + at.col(k) * ldx] = r[i][k];
   }
 }
 
@@ -517,7 +594,14 @@ template <class T>
 int tsqr_register_block_rows(int width, int threads) {
   const bool compiled = width >= 1 && tsqr_register_width(width) == width;  // a class is its own width
   if (!compiled || (threads != 128 && threads != 256)) return 0;
-  return threads * rows_per_thread_at(width);
+  int rows = 0;
+  with_class(width, threads, [&](auto w, auto th) {
+    using F = FactorShape<T, decltype(w)::value, decltype(th)::value>;
+    using A = ApplyShape<T, decltype(w)::value, decltype(th)::value>;
+    static_assert(F::block_rows == A::block_rows, "the factor's and the apply kernels' blocks hold the same rows");
+    rows = F::block_rows;
+  });
+  return rows;
 }
 
 template <class T>

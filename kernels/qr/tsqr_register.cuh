@@ -4,12 +4,14 @@
 // Beyond anderson10's 64×16 blocks in shared memory (§IV.B): a block of 128 or 256 threads keeps
 // at least 64 entries per thread in registers. Blocks come in three widths, and a panel runs at
 // the narrowest that holds it: 12 columns (6 rows per thread, 768 or 1536 rows a block), 16 (4
-// rows, 512 or 1024) and 32 (2 rows, 256 or 512); a 10⁶ × 10 panel has ~650–1300 leaves and a
-// two-level tree. Each reflector costs one block-wide reduction of the panel's columns (a
-// transposed butterfly of warp shuffles over the width rounded up to a power of two, then one
-// shared memory pass): one barrier per column. The tree runs in the factor launch itself: the
-// last block to finish among a node's children factors the node (threadfence + arrival counter),
-// so no block waits for another and nothing depends on co-residency.
+// rows, 512 or 1024) and 32 (2 rows, 256 or 512; the factor lays the same 64 entries out as 8
+// rows × 8 columns, four lanes sharing the rows, so a reflector's fixed costs scale with 8
+// columns, not 32); a 10⁶ × 10 panel has ~650–1300 leaves and a two-level tree. Each reflector
+// costs one block-wide reduction of the panel's columns (a transposed butterfly of warp shuffles
+// over a thread's columns rounded up to a power of two, then one shared memory pass): one
+// barrier per column. The tree runs in the factor launch itself: the last block to finish among
+// a node's children factors the node (threadfence + arrival counter), so no block waits for
+// another and nothing depends on co-residency.
 //
 // Layout: leaf c owns rows [c·m/leaves, (c+1)·m/leaves) of A (at least 128 rows, at most the
 // block's capacity). Its R (n × n, zeros below) goes to slot c mod fan_in of its parent's
