@@ -1,6 +1,7 @@
 #include "kernels/qr/tsqr_register.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/vec16.cuh"
 
 #include <cstddef>
 #include <iterator>
@@ -103,42 +104,6 @@ struct Scratch {
   alignas(16) T pivot[2][S::width];
   alignas(16) T total[S::warps][S::width];  // each warp's copy of the block column sums
 };
-
-// dst ← src[0 … N) by 16-byte shared-memory loads (N/4 in FP32, N/2 in FP64) instead of N
-// scalar loads or shuffles.
-template <class T, int N>
-__device__ __forceinline__ void load_vec(const T* src, T (&dst)[N]) {
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int c = 0; c < N / 4; ++c) {
-      const float4 v = reinterpret_cast<const float4*>(src)[c];
-      dst[4 * c] = v.x;
-      dst[4 * c + 1] = v.y;
-      dst[4 * c + 2] = v.z;
-      dst[4 * c + 3] = v.w;
-    }
-  } else {
-#pragma unroll
-    for (int c = 0; c < N / 2; ++c) {
-      const double2 v = reinterpret_cast<const double2*>(src)[c];
-      dst[2 * c] = v.x;
-      dst[2 * c + 1] = v.y;
-    }
-  }
-}
-
-// dst[0 … N) ← src by 16-byte shared-memory stores.
-template <class T, int N>
-__device__ __forceinline__ void store_vec(const T (&src)[N], T* dst) {
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int c = 0; c < N / 4; ++c)
-      reinterpret_cast<float4*>(dst)[c] = make_float4(src[4 * c], src[4 * c + 1], src[4 * c + 2], src[4 * c + 3]);
-  } else {
-#pragma unroll
-    for (int c = 0; c < N / 2; ++c) reinterpret_cast<double2*>(dst)[c] = make_double2(src[2 * c], src[2 * c + 1]);
-  }
-}
 
 // One stage of the transposed butterfly per H (N/2, N/4, …, 1): the lane keeps H of its values
 // and adds its partner's (lane ^ offset) copy of the same H.

@@ -1,6 +1,7 @@
 #include "kernels/qr/wy_apply.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/vec16.cuh"
 
 #include <cstdint>
 #include <stdexcept>
@@ -75,35 +76,6 @@ __device__ __forceinline__ void copy_columns_16(T* dst, const T* src, std::int64
     copy_async_16(dst + j * Shape<T>::ld + v * E, s, j < cols_valid ? bytes : 0);
 }
 
-// N consecutive entries of shared memory (16-byte aligned) by 16-byte loads and stores.
-template <class T, int N>
-__device__ __forceinline__ void load_vec(const T* p, T (&x)[N]) {
-  static_assert(N * sizeof(T) % 16 == 0, "whole 16-byte vectors");
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int q = 0; q < N / 4; ++q) {
-      const float4 a = reinterpret_cast<const float4*>(p)[q];
-      x[4 * q] = a.x, x[4 * q + 1] = a.y, x[4 * q + 2] = a.z, x[4 * q + 3] = a.w;
-    }
-  } else {
-#pragma unroll
-    for (int q = 0; q < N / 2; ++q) {
-      const double2 a = reinterpret_cast<const double2*>(p)[q];
-      x[2 * q] = a.x, x[2 * q + 1] = a.y;
-    }
-  }
-}
-template <class T, int N>
-__device__ __forceinline__ void store_vec(const T (&x)[N], T* p) {
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int q = 0; q < N / 4; ++q)
-      reinterpret_cast<float4*>(p)[q] = make_float4(x[4 * q], x[4 * q + 1], x[4 * q + 2], x[4 * q + 3]);
-  } else {
-#pragma unroll
-    for (int q = 0; q < N / 2; ++q) reinterpret_cast<double2*>(p)[q] = make_double2(x[2 * q], x[2 * q + 1]);
-  }
-}
 // X = VᵀY over a chunk (Y: NY columns), phase 1: every warp sums the whole NB × NY product over
 // its eighth of the chunk's rows, a row a step; a lane holds (NB/4) × (NY/8) entries, rows ig + 4u
 // and columns cg + 8w of X (four row groups × eight column groups: a warp's loads of a row touch
