@@ -1,7 +1,7 @@
-// Device tests (label gpu) for the compact-WY apply (kernels/qr/wy_apply.cuh): on CAQR's
-// first-level blocks (fixed rows, a short last block, 8 … 32 reflectors) and on a register TSQR's
-// leaves and tree levels (split and gathered rows), Qᵀ and Q agree with the columnwise kernels
-// that apply the same reflectors one at a time; τ = 0 blocks leave C exactly as it was; Q undoes
+// Device tests (label gpu) for the compact-WY apply (kernels/qr/wy_apply.cuh), whole-block and
+// split over chunks: on CAQR's first-level blocks (fixed rows, a short last block, 8 … 32
+// reflectors) and on a register TSQR's leaves and tree levels (split and gathered rows), Qᵀ and Q
+// agree with the columnwise kernels that apply the same reflectors one at a time; τ = 0 blocks leave C exactly as it was; Q undoes
 // Qᵀ; bad block descriptions are rejected. FP32 and FP64. Skips without a GPU.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
@@ -79,8 +79,13 @@ TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
                                          expect.data(), m, cols, transpose, kernels::QtReduction::register_serial,
                                          this->stream_);
       kernels::launch_wy_apply<T>(b, t.data() + offsets[0], got.data(), m, cols, transpose, this->stream_);
-      EXPECT_LT(this->difference(this->download(got, m, cols), this->download(expect, m, cols), 1.0), kTolerance)
-          << (transpose ? "Qᵀ" : "Q");
+      auto split = this->upload(c);
+      DeviceBuffer<T> workspace(kernels::wy_apply_split_workspace<T>(b, cols));
+      kernels::launch_wy_apply_split<T>(b, split.data(), m, cols, transpose, workspace.data(), this->stream_);
+      const auto want = this->download(expect, m, cols);
+      EXPECT_LT(this->difference(this->download(got, m, cols), want, 1.0), kTolerance) << (transpose ? "Qᵀ" : "Q");
+      EXPECT_LT(this->difference(this->download(split, m, cols), want, 1.0), kTolerance)
+          << (transpose ? "Qᵀ" : "Q") << ", split";
     }
   }
 }
@@ -106,44 +111,28 @@ TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
     DeviceBuffer<unsigned> counters(std::max<std::size_t>(sizes.counters, 1));
     kernels::launch_tsqr_register_factor<T>(a.data(), sh.m, v.data(), sh.m, stacks.data(), tau.data(), counters.data(),
                                             r.data(), sh.n, true, tree, this->stream_);
-    std::vector<kernels::WyBlocks<T>> levels(static_cast<std::size_t>(tree.levels) + 1);
-    levels[0].rows = kernels::WyRows::split;
-    levels[0].blocks = tree.nodes[0];
-    levels[0].v = v.data();
-    levels[0].ldv = sh.m;
-    std::int64_t span = 1;
-    const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * sh.n;
-    for (int l = 0; l <= tree.levels; ++l) {
-      auto& b = levels[static_cast<std::size_t>(l)];
-      b.k = sh.n;
-      b.m = sh.m;
-      b.tau = tau.data() + tree.tau_offset[l];
-      b.tau_stride = sh.n;
-      if (l == 0) continue;
-      b.rows = kernels::WyRows::tree;
-      b.blocks = tree.nodes[l];
-      b.leaves = tree.nodes[0];
-      b.fan_in = tree.fan_in;
-      b.children = tree.nodes[l - 1];
-      b.span = span;
-      b.v = stacks.data() + tree.stack_offset[l];
-      b.ldv = stack_ld;
-      b.v_stride = stack_ld * sh.n;
-      span *= tree.fan_in;
-    }
+    const auto levels = tsqr_wy_levels<T>(tree, v.data(), sh.m, stacks.data(), tau.data());
     DeviceBuffer<T> t;
     const auto offsets = this->build_t(levels, t);
+    std::size_t entries = 1;
+    for (const auto& b : levels) entries = std::max(entries, kernels::wy_apply_split_workspace<T>(b, cols));
+    DeviceBuffer<T> workspace(entries);
     const auto c = this->random(sh.m, cols, 77);
     for (const bool transpose : {true, false}) {
       auto expect = this->upload(c), got = this->upload(c);
       kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), expect.data(), sh.m, cols, tree,
                                              transpose, this->stream_);
+      auto split = this->upload(c);
       for (std::size_t q = 0; q < levels.size(); ++q) {
         const std::size_t l = transpose ? q : levels.size() - 1 - q;
         kernels::launch_wy_apply<T>(levels[l], t.data() + offsets[l], got.data(), sh.m, cols, transpose, this->stream_);
+        kernels::launch_wy_apply_split<T>(levels[l], split.data(), sh.m, cols, transpose, workspace.data(),
+                                          this->stream_);
       }
-      EXPECT_LT(this->difference(this->download(got, sh.m, cols), this->download(expect, sh.m, cols), 1.0), kTolerance)
-          << (transpose ? "Qᵀ" : "Q");
+      const auto want = this->download(expect, sh.m, cols);
+      EXPECT_LT(this->difference(this->download(got, sh.m, cols), want, 1.0), kTolerance) << (transpose ? "Qᵀ" : "Q");
+      EXPECT_LT(this->difference(this->download(split, sh.m, cols), want, 1.0), kTolerance)
+          << (transpose ? "Qᵀ" : "Q") << ", split";
     }
   }
 }

@@ -81,6 +81,57 @@ kernels::TsqrTreeArgs tree_for(std::int64_t m, std::int64_t n) {
 }
 }  // namespace
 
+namespace {
+// The tree's block sets without their pointers: rows, counts and shapes only.
+template <class T>
+std::vector<kernels::WyBlocks<T>> tsqr_wy_shapes(const kernels::TsqrTreeArgs& tree) {
+  std::vector<kernels::WyBlocks<T>> levels(static_cast<std::size_t>(tree.levels) + 1);
+  std::int64_t span = 1;  // leaves per child
+  for (int l = 0; l <= tree.levels; ++l) {
+    auto& b = levels[static_cast<std::size_t>(l)];
+    b.rows = l == 0 ? kernels::WyRows::split : kernels::WyRows::tree;
+    b.blocks = tree.nodes[l];
+    b.k = tree.n;
+    b.m = tree.m;
+    b.tau_stride = tree.n;
+    if (l == 0) continue;
+    b.leaves = tree.nodes[0];
+    b.fan_in = tree.fan_in;
+    b.children = tree.nodes[l - 1];
+    b.span = span;
+    b.ldv = static_cast<std::int64_t>(tree.fan_in) * tree.n;
+    b.v_stride = b.ldv * tree.n;
+    span *= tree.fan_in;
+  }
+  return levels;
+}
+
+// The split apply's workspace for any level of the tree on `cols` columns.
+template <class T>
+std::size_t tsqr_apply_workspace(const kernels::TsqrTreeArgs& tree, std::int64_t cols) {
+  std::size_t most = 1;
+  for (const auto& b : tsqr_wy_shapes<T>(tree)) most = std::max(most, kernels::wy_apply_split_workspace<T>(b, cols));
+  return most;
+}
+}  // namespace
+
+template <class T>
+std::vector<kernels::WyBlocks<T>> tsqr_wy_levels(const kernels::TsqrTreeArgs& tree, const T* v, std::int64_t ldv,
+                                                 const T* stacks, const T* tau) {
+  auto levels = tsqr_wy_shapes<T>(tree);
+  for (int l = 0; l <= tree.levels; ++l) {
+    auto& b = levels[static_cast<std::size_t>(l)];
+    b.tau = tau + tree.tau_offset[l];
+    if (l == 0) {
+      b.v = v;
+      b.ldv = ldv;
+    } else {
+      b.v = stacks + tree.stack_offset[l];
+    }
+  }
+  return levels;
+}
+
 template <class T>
 TsqrRegisterPlan<T>::TsqrRegisterPlan(std::int64_t m, std::int64_t n) : tree_(tree_for<T>(m, n)) {
   const auto sizes = tsqr_tree_sizes(tree_);
@@ -141,17 +192,45 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
   stacks_ = DeviceBuffer<T>(stacks);
   tau_ = DeviceBuffer<T>(tau);
   counters_ = DeviceBuffer<unsigned>(counters);
+  std::size_t workspace = 1;
+  for (auto& p : panels_) {
+    p.levels = tsqr_wy_levels<T>(p.tree, work_.data() + p.col0 + p.col0 * m, m, stacks_.data() + p.stack_offset,
+                                 tau_.data() + p.tau_offset);
+    workspace = std::max(workspace, tsqr_apply_workspace<T>(p.tree, n - p.col0));
+  }
+  apply_workspace_ = DeviceBuffer<T>(workspace);
+  kernels::prepare_wy_kernels<T>();
+  int device = 0;
+  GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+}
+
+template <class T>
+void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose,
+                                cudaStream_t s) {
+  if (kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > 3 * static_cast<std::int64_t>(sm_count_)) {
+    kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
+                                           tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s);
+    return;
+  }
+  const std::size_t levels = p.levels.size();
+  for (std::size_t q = 0; q < levels; ++q)
+    kernels::launch_wy_apply_split<T>(p.levels[transpose ? q : levels - 1 - q], x, ldx, cols, transpose,
+                                      apply_workspace_.data(), s);
 }
 
 template <class T>
 std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n) {
-  std::size_t count = static_cast<std::size_t>(m * n), counters = 0;
+  std::size_t count = static_cast<std::size_t>(m * n), counters = 0, workspace = 1;
+  std::int64_t c0 = 0;
   for (const auto& tree : caqr_panel_trees<T>(m, n)) {
     const auto sizes = tsqr_tree_sizes(tree);
     count += sizes.stacks + sizes.tau;
     counters = std::max(counters, sizes.counters);
+    workspace = std::max(workspace, tsqr_apply_workspace<T>(tree, n - c0));
+    c0 += tree.n;
   }
-  return count * sizeof(T) + counters * sizeof(unsigned);
+  return (count + workspace) * sizeof(T) + counters * sizeof(unsigned);
 }
 
 template <class T>
@@ -170,21 +249,21 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     kernels::launch_tsqr_register_factor<T>(panel, m, panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
                                             counters_.data(), panel, m, false, p.tree, s);
     const std::int64_t c1 = p.col0 + p.tree.n;
-    if (c1 < n)
-      kernels::launch_caqr_register_apply<T>(panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
-                                             w + p.col0 + c1 * m, m, n - c1, p.tree, true, s);
+    if (c1 < n) apply(p, w + p.col0 + c1 * m, m, n - c1, true, s);
   }
   kernels::launch_copy_upper_triangle<T>(w, m, n, r, ldr, s);
   // Q = Q_0 Q_1 … Q_{P−1} [I; 0]: the last panel first, each on rows and columns from its col0.
   kernels::launch_set_identity<T>(q, ldq, m, n, s);
   for (auto it = panels_.rbegin(); it != panels_.rend(); ++it) {
     const auto& p = *it;
-    kernels::launch_caqr_register_apply<T>(w + p.col0 + p.col0 * m, m, stacks_.data() + p.stack_offset,
-                                           tau_.data() + p.tau_offset, q + p.col0 + p.col0 * ldq, ldq, n - p.col0, p.tree,
-                                           false, s);
+    apply(p, q + p.col0 + p.col0 * ldq, ldq, n - p.col0, false, s);
   }
 }
 
+template std::vector<kernels::WyBlocks<float>> tsqr_wy_levels<float>(const kernels::TsqrTreeArgs&, const float*,
+                                                                     std::int64_t, const float*, const float*);
+template std::vector<kernels::WyBlocks<double>> tsqr_wy_levels<double>(const kernels::TsqrTreeArgs&, const double*,
+                                                                       std::int64_t, const double*, const double*);
 template class CaqrRegisterPlan<float>;
 template class CaqrRegisterPlan<double>;
 template class TsqrRegisterPlan<float>;

@@ -9,6 +9,7 @@
 
 #include "core/cuda/buffer.hpp"
 #include "kernels/qr/tsqr_register.cuh"
+#include "kernels/qr/wy_apply.cuh"
 
 #include <cuda_runtime_api.h>
 
@@ -30,6 +31,13 @@ struct TsqrTreeSizes {
 };
 TsqrTreeSizes tsqr_tree_sizes(const kernels::TsqrTreeArgs& tree);
 
+// The tree's reflector blocks as compact-WY block sets (kernels/qr/wy_apply.cuh): the leaves
+// (split rows of v, ldv) first, then each level's nodes (stacks, rows gathered from the
+// children). v, stacks and tau as launch_tsqr_register_factor wrote them.
+template <class T>
+std::vector<kernels::WyBlocks<T>> tsqr_wy_levels(const kernels::TsqrTreeArgs& tree, const T* v, std::int64_t ldv,
+                                                 const T* stacks, const T* tau);
+
 template <class T>
 class TsqrRegisterPlan {
  public:
@@ -47,9 +55,13 @@ class TsqrRegisterPlan {
 };
 
 // CAQR (anderson10 §IV) built from register TSQR panels of up to 32 columns: each panel is
-// factored by one launch (leaves and tree), the trailing columns get its Qᵀ (one launch for the
-// leaves, one per tree level), and Q is formed by applying the panels in reverse order to the
-// identity. A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
+// factored by one launch (leaves and tree), the trailing columns get its Qᵀ, and Q is formed by
+// applying the panels in reverse order to the identity. An application whose leaves, split into
+// 64-row chunks, fit in one wave (at most 3 thread blocks per SM) runs the split compact-WY apply
+// (kernels/qr/wy_apply.cuh: two launches per level, chunks side by side); a larger one the
+// register kernels (one launch per level, a reflector chain per block), which keep more work
+// per SM. Measured on the H200 (8192 rows, FP32): the split apply took fig8's n = 64 from 0.271
+// to 0.214 ms but n = 512 from 2.75 to 2.96 when used everywhere, 110592 × 100 from 1.31 to 1.96. A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
 template <class T>
 class CaqrRegisterPlan {
  public:
@@ -62,10 +74,15 @@ class CaqrRegisterPlan {
     std::int64_t col0 = 0;
     kernels::TsqrTreeArgs tree;
     std::size_t stack_offset = 0, tau_offset = 0;
+    std::vector<kernels::WyBlocks<T>> levels;  // leaves, then the tree levels
   };
+  // x (rows from the panel's first row, `cols` columns) ← Qᵀx (transpose) or Qx for panel p:
+  // the leaves then the levels upwards, or the other way.
+  void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, cudaStream_t s);
   std::int64_t m_, n_;
+  int sm_count_ = 0;
   std::vector<Panel> panels_;
-  DeviceBuffer<T> work_, stacks_, tau_;
+  DeviceBuffer<T> work_, stacks_, tau_, apply_workspace_;
   DeviceBuffer<unsigned> counters_;
 };
 

@@ -3,6 +3,7 @@
 #include "core/cuda/check.hpp"
 #include "kernels/common/vec16.cuh"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -64,16 +65,16 @@ __device__ __forceinline__ bool aligned_16(const T* p, std::int64_t ld) {
 // A chunk's column j (rows r0 … r0 + chunk of the column starting at src, `valid` of them real,
 // the rest zeros) to dst, by 16-byte copies: thread t moves vector t mod (chunk / E) of columns
 // t / (chunk / E) + q·(kThreads·E / chunk), E entries to a vector.
-template <class T, int COLS>
+template <class T, int COLS, class L = Shape<T>>
 __device__ __forceinline__ void copy_columns_16(T* dst, const T* src, std::int64_t ld, int valid, int cols_valid) {
-  constexpr int E = 16 / sizeof(T), V = Shape<T>::chunk / E, step = kThreads / V;
+  constexpr int E = 16 / sizeof(T), V = L::chunk / E, step = kThreads / V;
   static_assert(kThreads % V == 0, "whole columns per pass");
   const int v = threadIdx.x % V, j0 = threadIdx.x / V;
   const int bytes = static_cast<int>(sizeof(T)) * max(0, min(E, valid - v * E));
   const T* s = src + v * E + j0 * ld;
 #pragma unroll 4
   for (int j = j0; j < COLS; j += step, s += step * ld)
-    copy_async_16(dst + j * Shape<T>::ld + v * E, s, j < cols_valid ? bytes : 0);
+    copy_async_16(dst + j * L::ld + v * E, s, j < cols_valid ? bytes : 0);
 }
 
 // X = VᵀY over a chunk (Y: NY columns), phase 1: every warp sums the whole NB × NY product over
@@ -83,7 +84,7 @@ __device__ __forceinline__ void copy_columns_16(T* dst, const T* src, std::int64
 // `rows` (the chunk's valid ones) are zero and skipped.
 template <class T, int NB, int NY>
 struct Gram {
-  static constexpr int MI = NB / 4, MC = NY / 8, rows = Shape<T>::chunk / kWarps;
+  static constexpr int MI = NB / 4, MC = NY / 8;
 };
 
 // Column j of row i of a warp's partial sums (NY columns, a power of two), swizzled (j XOR
@@ -95,16 +96,16 @@ __device__ __forceinline__ int part_col(int i, int j) {
   return j ^ ((8 * (i % 4)) & (NY - 1));
 }
 
-template <class T, int NB, int NY>
+template <class T, int NB, int NY, class L = Shape<T>>
 __device__ __forceinline__ void accumulate_gram(const T* sv, const T* sy, int rows,
                                                 T (&acc)[Gram<T, NB, NY>::MI][Gram<T, NB, NY>::MC]) {
   using G = Gram<T, NB, NY>;
-  constexpr int ld = Shape<T>::ld;
+  constexpr int ld = L::ld, per_warp = L::chunk / kWarps;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, ig = lane % 4, cg = lane / 4;
-  const int end = min((warp + 1) * G::rows, rows);
+  const int end = min((warp + 1) * per_warp, rows);
   if constexpr (sizeof(T) == 4) {  // two rows a step by 8-byte loads: half the load instructions
 #pragma unroll 1
-    for (int r = warp * G::rows; r < end; r += 2) {
+    for (int r = warp * per_warp; r < end; r += 2) {
       float2 a[G::MI], b[G::MC];
 #pragma unroll
       for (int u = 0; u < G::MI; ++u) a[u] = *reinterpret_cast<const float2*>(sv + (ig + 4 * u) * ld + r);
@@ -117,7 +118,7 @@ __device__ __forceinline__ void accumulate_gram(const T* sv, const T* sy, int ro
     }
   } else {
 #pragma unroll 2
-    for (int r = warp * G::rows; r < end; ++r) {
+    for (int r = warp * per_warp; r < end; ++r) {
       T a[G::MI], b[G::MC];
 #pragma unroll
       for (int u = 0; u < G::MI; ++u) a[u] = sv[(ig + 4 * u) * ld + r];
@@ -159,15 +160,15 @@ __device__ __forceinline__ void reduce_gram(const T (&acc)[Gram<T, NB, NY>::MI][
 
 // The reverse of copy_columns_16 for the first `valid` rows of `cols_valid` columns: whole
 // vectors by 16-byte stores, a last partial one entry by entry.
-template <class T, int COLS>
+template <class T, int COLS, class L = Shape<T>>
 __device__ __forceinline__ void store_columns_16(const T* src, T* dst, std::int64_t ld, int valid, int cols_valid) {
-  constexpr int E = 16 / sizeof(T), V = Shape<T>::chunk / E, step = kThreads / V;
+  constexpr int E = 16 / sizeof(T), V = L::chunk / E, step = kThreads / V;
   const int v = threadIdx.x % V, j0 = threadIdx.x / V, n = min(E, valid - v * E);
   if (n <= 0) return;
   T* d = dst + v * E + j0 * ld;
 #pragma unroll 4
   for (int j = j0; j < cols_valid; j += step, d += step * ld) {
-    const T* x = src + j * Shape<T>::ld + v * E;
+    const T* x = src + j * L::ld + v * E;
     if (n == E) {
       *reinterpret_cast<int4*>(d) = *reinterpret_cast<const int4*>(x);
     } else {
@@ -214,9 +215,9 @@ __device__ __forceinline__ std::int64_t c_row(const WyBlocks<T>& b, const Block<
 // Chunk loads: thread t moves row t mod chunk of columns t / chunk + q·(kThreads / chunk)
 // (coalesced: a warp reads 32 consecutive rows of a column), all as cp.async, so every load of
 // the chunk is in flight at once; the caller waits (wait_async) and then synchronizes.
-template <class T>
+template <class T, class L = Shape<T>>
 struct ChunkRows {
-  static constexpr int chunk = Shape<T>::chunk;
+  static constexpr int chunk = L::chunk;
   static constexpr int per_row = chunk >= kThreads ? 1 : kThreads / chunk;  // threads per row
   static constexpr int passes = chunk >= kThreads ? chunk / kThreads : 1;   // rows per thread
 };
@@ -225,13 +226,13 @@ struct ChunkRows {
 // past its reflectors (up to NB columns).
 // With `aligned` (V's columns move by 16-byte copies) the first chunk's entries on and above the
 // diagonal are copied as stored and set by fix_v_diagonal after the copies land.
-template <class T, int NB>
+template <class T, int NB, class L = Shape<T>>
 __device__ __forceinline__ void load_v_chunk(const WyBlocks<T>& b, const Block<T>& x, int r0, T* sv, bool aligned) {
   if (aligned) {
-    copy_columns_16<T, NB>(sv, x.v + r0, b.ldv, x.rows - r0, x.k);
+    copy_columns_16<T, NB, L>(sv, x.v + r0, b.ldv, x.rows - r0, x.k);
     return;
   }
-  using R = ChunkRows<T>;
+  using R = ChunkRows<T, L>;
 #pragma unroll
   for (int p = 0; p < R::passes; ++p) {
     const int r = (threadIdx.x + p * kThreads) % R::chunk, row = r0 + r, i0 = threadIdx.x / R::chunk;
@@ -239,7 +240,7 @@ __device__ __forceinline__ void load_v_chunk(const WyBlocks<T>& b, const Block<T
     // Not unrolled further: fully unrolled, the compiler keeps every column's address live.
 #pragma unroll 4
     for (int i = i0; i < NB; i += R::per_row, src += R::per_row * b.ldv) {
-      T* dst = sv + i * Shape<T>::ld + r;
+      T* dst = sv + i * L::ld + r;
       if (row == i && i < x.k)
         *dst = T(1);
       else
@@ -250,17 +251,65 @@ __device__ __forceinline__ void load_v_chunk(const WyBlocks<T>& b, const Block<T
 
 // After an aligned first chunk has landed (and a barrier): V's unit diagonal and zeros above it.
 // Ends with a barrier.
-template <class T, int NB>
+template <class T, int NB, class L = Shape<T>>
 __device__ __forceinline__ void fix_v_diagonal(const Block<T>& x, T* sv) {
   for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) {
     const int r = idx % NB, i = idx / NB;
-    if (r <= i && i < x.k) sv[i * Shape<T>::ld + r] = r == i ? T(1) : T(0);
+    if (r <= i && i < x.k) sv[i * L::ld + r] = r == i ? T(1) : T(0);
   }
   __syncthreads();
 }
 
-// T of each block: G = VᵀV through the chunks, then one lane per row of T runs larft's
-// recurrence over its own row (T(i, j) = −τ_j Σ_{i ≤ l < j} T(i, l) G(l, j)): no lane waits on another.
+// Lane i < NB makes row i of T from G = VᵀV (row-major NB × NB in shared memory) and the block's
+// k taus by larft's recurrence over its own row (T(i, j) = −τ_j Σ_{i ≤ l < j} T(i, l) G(l, j)): no
+// lane waits on another. out(i, j, value) stores an entry.
+template <class T, int NB, class Out>
+__device__ __forceinline__ void larft_rows(const T* g, const T* tau, int k, Out out) {
+  if (threadIdx.x >= NB) return;
+  const int i = threadIdx.x;
+  T row[NB];
+#pragma unroll
+  for (int j = 0; j < NB; ++j) {
+    const T tau_j = j < k ? tau[j] : T(0);
+    T s = T(0);  // row[l] is zero for l < i
+#pragma unroll
+    for (int l = 0; l < j; ++l) s += row[l] * g[l * NB + j];
+    row[j] = j < i ? T(0) : (j == i ? tau_j : -tau_j * s);
+  }
+#pragma unroll
+  for (int j = 0; j < NB; ++j) out(i, j, row[j]);
+}
+
+// Phase 2 of the apply: sw (NB × TC, row-major) ← Tᵀ sw (Qᵀ) or T sw (Q), T upper triangular at
+// st[i·(NB + 1) + l]. A thread makes rows i and i + NB/2 of CP consecutive columns: per l, two
+// entries of T and CP of W for 2·CP FMAs. Reads after a barrier; its writes need one before
+// they are read.
+template <class T, int NB, int TC>
+__device__ __forceinline__ void apply_op_t(const T* st, T* sw, bool transpose) {
+  constexpr int CP = NB * TC / (2 * kThreads);
+  static_assert(CP >= 1 && TC % CP == 0, "whole column groups");
+  const int i = threadIdx.x % (NB / 2), j = CP * (threadIdx.x / (NB / 2));
+  T y0[CP] = {}, y1[CP] = {};
+#pragma unroll 4
+  for (int l = 0; l < NB; ++l) {
+    const T t0 = transpose ? st[l * (NB + 1) + i] : st[i * (NB + 1) + l];
+    const T t1 = transpose ? st[l * (NB + 1) + i + NB / 2] : st[(i + NB / 2) * (NB + 1) + l];
+#pragma unroll
+    for (int q = 0; q < CP; ++q) {
+      const T w = sw[l * TC + j + q];
+      y0[q] += t0 * w;
+      y1[q] += t1 * w;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < CP; ++q) {
+    sw[i * TC + j + q] = y0[q];
+    sw[(i + NB / 2) * TC + j + q] = y1[q];
+  }
+}
+
+// T of each block: G = VᵀV through the chunks, then larft_rows.
 template <class T, int NB>
 __global__ void __launch_bounds__(kThreads) wy_larft_kernel(const WyBlocks<T> b, T* t) {
   using S = Shape<T>;
@@ -281,21 +330,8 @@ __global__ void __launch_bounds__(kThreads) wy_larft_kernel(const WyBlocks<T> b,
   }
   reduce_gram<T, NB, NB>(acc, sv, g);
   T* out = t + static_cast<std::int64_t>(blk) * NB * NB;
-  const T* tau = b.tau + static_cast<std::int64_t>(blk) * b.tau_stride;
-  if (threadIdx.x < NB) {
-    const int i = threadIdx.x;
-    T row[NB];
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      const T tau_j = j < x.k ? tau[j] : T(0);
-      T s = T(0);  // row[l] is zero for l < i
-#pragma unroll
-      for (int l = 0; l < j; ++l) s += row[l] * g[l * NB + j];
-      row[j] = j < i ? T(0) : (j == i ? tau_j : -tau_j * s);
-    }
-#pragma unroll
-    for (int j = 0; j < NB; ++j) out[i + j * NB] = row[j];
-  }
+  larft_rows<T, NB>(g, b.tau + static_cast<std::int64_t>(blk) * b.tau_stride, x.k,
+                    [&](int i, int j, T v) { out[i + j * NB] = v; });
 }
 
 // The apply, per (block, column tile): phase 1, W = VᵀC through the chunks (accumulate_gram with
@@ -364,31 +400,7 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
   reduce_gram<T, NB, TC>(acc, kPartInC ? sc : sv, sw);
   const bool keep_v = kPartInC && x.rows <= S::chunk;
 
-  // W ← Tᵀ W (Qᵀ) or T W (Q); T is upper triangular. A thread makes rows i and i + NB/2 of CP
-  // consecutive columns: per l, two entries of T and CP of W for 2·CP FMAs.
-  {
-    constexpr int CP = NB * TC / (2 * kThreads);
-    static_assert(CP >= 1 && TC % CP == 0, "whole column groups");
-    const int i = threadIdx.x % (NB / 2), j = CP * (threadIdx.x / (NB / 2));
-    T y0[CP] = {}, y1[CP] = {};
-#pragma unroll 4
-    for (int l = 0; l < NB; ++l) {
-      const T t0 = transpose ? st[l * (NB + 1) + i] : st[i * (NB + 1) + l];
-      const T t1 = transpose ? st[l * (NB + 1) + i + NB / 2] : st[(i + NB / 2) * (NB + 1) + l];
-#pragma unroll
-      for (int q = 0; q < CP; ++q) {
-        const T w = sw[l * TC + j + q];
-        y0[q] += t0 * w;
-        y1[q] += t1 * w;
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < CP; ++q) {
-      sw[i * TC + j + q] = y0[q];
-      sw[(i + NB / 2) * TC + j + q] = y1[q];
-    }
-  }
+  apply_op_t<T, NB, TC>(st, sw, transpose);
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int rg = lane % 8 + 8 * (warp % 4), cg = lane / 8 + 4 * (warp / 4);  // rows TL·rg …, columns TL·cg …
@@ -434,6 +446,181 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
   }
 }
 
+// ---- The split apply: few blocks, many chunks -------------------------------------------------
+//
+// A block's rows in chunks of 64 and C in tiles of 32 columns, each (chunk, tile) a thread block,
+// so a TSQR level of a few blocks still fills the GPU. Launch 1 sums each chunk's VᵀC (and, in
+// tile 0, VᵀV) into a workspace; launch 2 adds up its block's chunks, builds T (larft_rows),
+// W ← op(T) W, and updates its chunk. Workspace per (block, chunk): G (NB × NB), then W per tile
+// (NB × 32).
+template <class T>
+struct SplitShape {
+  static constexpr int chunk = 64, cols = 32;
+  static constexpr int ld = chunk + 16 / sizeof(T);  // as Shape's: columns four banks apart
+};
+
+// Shared memory of the split kernels: V and C chunks, the warps' partial sums, W and T.
+template <class T, int NB>
+constexpr std::size_t split_smem_bytes() {
+  using L = SplitShape<T>;
+  return sizeof(T) * (static_cast<std::size_t>(NB + L::cols) * L::ld + kWarps * NB * L::cols + NB * L::cols +
+                      NB * (NB + 1));
+}
+
+template <class T, int NB>
+struct SplitSmem {
+  T *sv, *sc, *part, *sw, *st;
+  __device__ explicit SplitSmem(unsigned char* p) {
+    using L = SplitShape<T>;
+    sv = reinterpret_cast<T*>(p);
+    sc = sv + NB * L::ld;
+    part = sc + L::cols * L::ld;
+    sw = part + kWarps * NB * L::cols;
+    st = sw + NB * L::cols;
+  }
+};
+
+template <class T, int NB>
+__device__ __forceinline__ std::int64_t split_slot(int blk, int chunk, int chunks, int tiles) {
+  return (static_cast<std::int64_t>(blk) * chunks + chunk) *
+         (NB * NB + static_cast<std::int64_t>(tiles) * NB * SplitShape<T>::cols);
+}
+
+// The chunk's rows of the C tile to or from shared memory: 16-byte copies where the rows are
+// contiguous and aligned, else a thread per row (looked up once) and entry.
+template <class T>
+struct SplitTile {
+  using L = SplitShape<T>;
+  static constexpr int per_row = kThreads / L::chunk;
+  static_assert(kThreads % L::chunk == 0, "whole rows");
+  T* c;
+  std::int64_t ldc, c0, crow;
+  int nc, r0, valid;
+  bool aligned;
+  __device__ SplitTile(const WyBlocks<T>& b, const Block<T>& x, int blk, T* c_, std::int64_t ldc_, std::int64_t cols,
+                       int r0_)
+      : c(c_), ldc(ldc_), c0(static_cast<std::int64_t>(blockIdx.y) * L::cols), r0(r0_), valid(x.rows - r0_) {
+    nc = static_cast<int>(min(static_cast<std::int64_t>(L::cols), cols - c0));
+    aligned = b.rows != WyRows::tree && aligned_16(c + x.first + r0 + c0 * ldc, ldc);
+    const int row = r0 + static_cast<int>(threadIdx.x) % L::chunk;
+    crow = row < x.rows ? c_row(b, x, blk, row) : -1;
+    if (aligned) crow = x.first + r0;  // the chunk's first row
+  }
+  __device__ void load(T* sc) const {
+    if (aligned) {
+      copy_columns_16<T, L::cols, L>(sc, c + crow + c0 * ldc, ldc, valid, nc);
+      return;
+    }
+    const int r = threadIdx.x % L::chunk, j0 = threadIdx.x / L::chunk;
+    const T* src = c + max(crow, std::int64_t{0}) + (c0 + j0) * ldc;
+#pragma unroll 4
+    for (int j = j0; j < L::cols; j += per_row, src += per_row * ldc) copy_async(sc + j * L::ld + r, src, crow >= 0 && j < nc);
+  }
+  __device__ void store(const T* sc) const {
+    if (aligned) {
+      store_columns_16<T, L::cols, L>(sc, c + crow + c0 * ldc, ldc, valid, nc);
+      return;
+    }
+    if (crow < 0) return;
+    const int r = threadIdx.x % L::chunk, j0 = threadIdx.x / L::chunk;
+    T* dst = c + crow + (c0 + j0) * ldc;
+#pragma unroll 4
+    for (int j = j0; j < nc; j += per_row, dst += per_row * ldc) *dst = sc[j * L::ld + r];
+  }
+};
+
+template <class T, int NB>
+__global__ void __launch_bounds__(kThreads) wy_split_gram_kernel(const WyBlocks<T> b, T* c, std::int64_t ldc,
+                                                                 std::int64_t cols, int chunks, T* ws) {
+  using L = SplitShape<T>;
+  extern __shared__ __align__(16) unsigned char wy_smem[];
+  const SplitSmem<T, NB> m(wy_smem);
+  const int blk = blockIdx.x / chunks, chunk = blockIdx.x % chunks, r0 = chunk * L::chunk;
+  const Block<T> x = block_of(b, blk);
+  if (r0 >= x.rows) return;
+  const SplitTile<T> tile(b, x, blk, c, ldc, cols, r0);  // only loaded from here
+  const bool v_aligned = aligned_16(x.v, b.ldv);
+  load_v_chunk<T, NB, L>(b, x, r0, m.sv, v_aligned);
+  tile.load(m.sc);
+  wait_async();
+  __syncthreads();
+  if (v_aligned && r0 == 0) fix_v_diagonal<T, NB, L>(x, m.sv);
+  T* out = ws + split_slot<T, NB>(blk, chunk, chunks, gridDim.y);
+  {
+    T acc[Gram<T, NB, L::cols>::MI][Gram<T, NB, L::cols>::MC] = {};
+    accumulate_gram<T, NB, L::cols, L>(m.sv, m.sc, x.rows - r0, acc);
+    reduce_gram<T, NB, L::cols>(acc, m.part, m.sw);
+  }
+  T* w = out + NB * NB + static_cast<std::int64_t>(blockIdx.y) * NB * L::cols;
+  for (int idx = threadIdx.x; idx < NB * L::cols; idx += kThreads) w[idx] = m.sw[idx];
+  if (blockIdx.y != 0) return;
+  T acc[Gram<T, NB, NB>::MI][Gram<T, NB, NB>::MC] = {};
+  accumulate_gram<T, NB, NB, L>(m.sv, m.sv, x.rows - r0, acc);
+  reduce_gram<T, NB, NB>(acc, m.part, m.sw);
+  for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) out[idx] = m.sw[idx];
+}
+
+template <class T, int NB>
+__global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlocks<T> b, T* c, std::int64_t ldc,
+                                                                   std::int64_t cols, bool transpose, int chunks,
+                                                                   const T* ws) {
+  using L = SplitShape<T>;
+  constexpr int TC = L::cols;
+  extern __shared__ __align__(16) unsigned char wy_smem[];
+  const SplitSmem<T, NB> m(wy_smem);
+  const int blk = blockIdx.x / chunks, chunk = blockIdx.x % chunks, r0 = chunk * L::chunk;
+  const Block<T> x = block_of(b, blk);
+  if (r0 >= x.rows) return;
+  const SplitTile<T> tile(b, x, blk, c, ldc, cols, r0);
+  const bool v_aligned = aligned_16(x.v, b.ldv);
+  load_v_chunk<T, NB, L>(b, x, r0, m.sv, v_aligned);  // in flight while T and W are made
+  tile.load(m.sc);
+  const int own = (x.rows + L::chunk - 1) / L::chunk;
+  const T* first = ws + split_slot<T, NB>(blk, 0, chunks, gridDim.y);
+  const std::int64_t stride = split_slot<T, NB>(0, 1, chunks, gridDim.y);
+  for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) {  // G, for larft_rows
+    T g = T(0);
+    for (int q = 0; q < own; ++q) g += first[q * stride + idx];
+    m.part[idx] = g;
+  }
+  const T* w0 = first + NB * NB + static_cast<std::int64_t>(blockIdx.y) * NB * TC;
+  for (int idx = threadIdx.x; idx < NB * TC; idx += kThreads) {
+    T w = T(0);
+    for (int q = 0; q < own; ++q) w += w0[q * stride + idx];
+    m.sw[idx] = w;
+  }
+  __syncthreads();
+  larft_rows<T, NB>(m.part, b.tau + static_cast<std::int64_t>(blk) * b.tau_stride, x.k,
+                    [&](int i, int j, T v) { m.st[i * (NB + 1) + j] = v; });
+  __syncthreads();
+  apply_op_t<T, NB, TC>(m.st, m.sw, transpose);
+  wait_async();
+  __syncthreads();
+  if (v_aligned && r0 == 0) fix_v_diagonal<T, NB, L>(x, m.sv);
+  // C −= V W: a thread 4 rows × 2 columns (16 row groups × 16 column pairs).
+  const int rg = threadIdx.x % 16, cg = threadIdx.x / 16;
+  if (4 * rg < x.rows - r0) {
+    T z[2][4];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) load_vec(m.sc + (2 * cg + j) * L::ld + 4 * rg, z[j]);
+#pragma unroll 4
+    for (int l = 0; l < NB; ++l) {
+      T vl[4];
+      load_vec(m.sv + l * L::ld + 4 * rg, vl);
+      const T w0l = m.sw[l * TC + 2 * cg], w1l = m.sw[l * TC + 2 * cg + 1];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        z[0][r] -= vl[r] * w0l;
+        z[1][r] -= vl[r] * w1l;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) store_vec(z[j], m.sc + (2 * cg + j) * L::ld + 4 * rg);
+  }
+  __syncthreads();
+  tile.store(m.sc);
+}
+
 template <class T>
 void check_blocks(const WyBlocks<T>& b) {
   const auto bad = [](const std::string& why) { throw std::invalid_argument("compact-WY apply: " + why); };
@@ -475,6 +662,10 @@ void configure() {
     constexpr int bytes = static_cast<int>(smem_bytes<T, NB>());
     GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_larft_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    constexpr int split = static_cast<int>(split_smem_bytes<T, NB>());
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_split_gram_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
+    GPUFACT_CUDA_CHECK(
+        cudaFuncSetAttribute(wy_split_update_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
     return true;
   }();
   (void)done;
@@ -520,10 +711,58 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
   GPUFACT_CHECK_LAUNCH();
 }
 
+// The most chunks of SplitShape rows any block has.
+template <class T>
+std::int64_t split_chunks(const WyBlocks<T>& b) {
+  std::int64_t rows = b.block_rows;
+  if (b.rows == WyRows::split) rows = (b.m + b.blocks - 1) / b.blocks;
+  if (b.rows == WyRows::tree) rows = static_cast<std::int64_t>(b.fan_in) * b.k;
+  return (rows + SplitShape<T>::chunk - 1) / SplitShape<T>::chunk;
+}
+
+template <class T>
+std::int64_t wy_apply_split_thread_blocks(const WyBlocks<T>& b, std::int64_t cols) {
+  constexpr std::int64_t TC = SplitShape<T>::cols;
+  return b.blocks * split_chunks(b) * ((std::max<std::int64_t>(cols, 1) + TC - 1) / TC);
+}
+
+template <class T>
+std::size_t wy_apply_split_workspace(const WyBlocks<T>& b, std::int64_t cols) {
+  constexpr std::int64_t TC = SplitShape<T>::cols;
+  const std::int64_t tiles = (std::max<std::int64_t>(cols, 1) + TC - 1) / TC, nb = b.k <= 16 ? 16 : kWyMaxReflectors;
+  return static_cast<std::size_t>(b.blocks * split_chunks(b) * (nb * nb + tiles * nb * TC));
+}
+
+template <class T>
+void launch_wy_apply_split(const WyBlocks<T>& b, T* c, std::int64_t ldc, std::int64_t cols, bool transpose, T* ws,
+                           cudaStream_t stream) {
+  check_blocks(b);
+  if (cols <= 0) return;
+  constexpr int TC = SplitShape<T>::cols;
+  const std::int64_t tiles = (cols + TC - 1) / TC, chunks = split_chunks(b);
+  if (tiles > 65535 || b.blocks * chunks >= (std::int64_t{1} << 31))
+    throw std::invalid_argument("compact-WY apply: " + std::to_string(b.blocks) + " blocks of " +
+                                std::to_string(chunks) + " chunks × " + std::to_string(cols) + " columns is too many");
+  with_width(b.k, [&](auto nb) {
+    constexpr int NB = decltype(nb)::value;
+    configure<T, NB>();
+    const dim3 grid(static_cast<unsigned>(b.blocks * chunks), static_cast<unsigned>(tiles));
+    const int ch = static_cast<int>(chunks);
+    constexpr std::size_t bytes = split_smem_bytes<T, NB>();
+    wy_split_gram_kernel<T, NB><<<grid, kThreads, bytes, stream>>>(b, c, ldc, cols, ch, ws);
+    GPUFACT_CHECK_LAUNCH();
+    wy_split_update_kernel<T, NB><<<grid, kThreads, bytes, stream>>>(b, c, ldc, cols, transpose, ch, ws);
+  });
+  GPUFACT_CHECK_LAUNCH();
+}
+
 #define GPUFACT_INSTANTIATE(T)                                                                                  \
   template void prepare_wy_kernels<T>();                                                                        \
   template void launch_wy_larft<T>(const WyBlocks<T>&, T*, cudaStream_t);                                       \
-  template void launch_wy_apply<T>(const WyBlocks<T>&, const T*, T*, std::int64_t, std::int64_t, bool, cudaStream_t);
+  template void launch_wy_apply<T>(const WyBlocks<T>&, const T*, T*, std::int64_t, std::int64_t, bool, cudaStream_t); \
+  template std::size_t wy_apply_split_workspace<T>(const WyBlocks<T>&, std::int64_t);                           \
+  template std::int64_t wy_apply_split_thread_blocks<T>(const WyBlocks<T>&, std::int64_t);                      \
+  template void launch_wy_apply_split<T>(const WyBlocks<T>&, T*, std::int64_t, std::int64_t, bool, T*, cudaStream_t);
 GPUFACT_INSTANTIATE(float)
 GPUFACT_INSTANTIATE(double)
 #undef GPUFACT_INSTANTIATE

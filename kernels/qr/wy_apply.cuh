@@ -68,4 +68,17 @@ template <class T>
 void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
                      cudaStream_t stream);
 
+// The same apply for few blocks (a TSQR tree level, a panel's leaves at a few thousand rows): each
+// block's rows in chunks of 64 and C in tiles of 32 columns, a thread block each, so they run side
+// by side. Two launches (each chunk's VᵀV and VᵀC into `workspace`, wy_apply_split_workspace
+// entries; then per chunk: its block's T, W ← op(T) W, C −= V W); no launch_wy_larft beforehand.
+template <class T>
+std::size_t wy_apply_split_workspace(const WyBlocks<T>& b, std::int64_t cols);
+// Thread blocks of each of its two launches.
+template <class T>
+std::int64_t wy_apply_split_thread_blocks(const WyBlocks<T>& b, std::int64_t cols);
+template <class T>
+void launch_wy_apply_split(const WyBlocks<T>& b, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
+                           T* workspace, cudaStream_t stream);
+
 }  // namespace gpufact::kernels
