@@ -73,8 +73,8 @@ void add_percent_of_peak(Case& c, const std::string& name) {
 // ---- anderson10.kernels ------------------------------------------------------------------------
 
 // Beyond §IV.E's four strategies: the block's reflectors as one compact-WY block reflector
-// (kernels/qr/wy_apply.cuh), W = VᵀC, W ← TᵀW, C −= VW per block and 64-column tile, T built once
-// by its own kernel (timed apart, as larft).
+// (kernels/qr/wy_apply.cuh), W = VᵀC, W ← TᵀW, C −= VW per block and column tile, T built once by
+// its own kernel (timed apart, as larft).
 constexpr const char* kCompactWy = "compact_wy";
 
 template <class T>

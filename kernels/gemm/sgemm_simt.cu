@@ -1,6 +1,7 @@
 #include "kernels/gemm/sgemm_simt.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/cp_async.cuh"
 #include "kernels/dense/transpose.cuh"
 #include "kernels/gemm/triangle_tiles.hpp"
 
@@ -53,30 +54,6 @@ struct Params {
   std::int64_t split_stride;
   int splits;
 };
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// 4-byte copy global → shared; bytes = 0 writes a zero and reads nothing.
-__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
-}
-// 16-byte copy bypassing L1; bytes < 16 zero-fills the rest (partial vectors at the m/n edge).
-__device__ __forceinline__ void cp_async_16(float* dst, const float* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
-}
-// Unpredicated forms for slices that lie wholly inside the matrix (no zero fill, no clamping).
-__device__ __forceinline__ void cp_async_4_full(float* dst, const float* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared_address(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_16_full(float* dst, const float* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 // Loads one BK-deep slice of an operand tile (BMN along m or n) into shared memory [BK][BMN+pad].
 //   MN-contiguous (A in N, B in T): element (mn, kk) at g[mn + kk·ld]; 16-byte copies when VEC.

@@ -1,6 +1,7 @@
 #include "kernels/qr/wy_apply.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/cp_async.cuh"
 #include "kernels/common/vec16.cuh"
 
 #include <algorithm>
@@ -24,7 +25,7 @@ struct Shape {
   static constexpr int tile = sizeof(T) == 4 ? 8 : 4;  // phase 3: tile × tile entries of C per thread
   // A chunk's column stride: its rows plus 16 bytes, so consecutive columns start four banks apart.
   static constexpr int ld = chunk + 16 / sizeof(T);
-  static_assert(chunk % kThreads == 0 || kThreads % chunk == 0, "whole rows per thread");
+  static_assert(kThreads % chunk == 0, "every thread on one row of a chunk");
   static_assert((chunk / tile) * (cols / tile) == kThreads, "phase 3 covers the chunk once");
 };
 
@@ -38,23 +39,6 @@ constexpr std::size_t smem_bytes() {
                 "the partial sums fit in the chunks");
   return sizeof(T) * (static_cast<std::size_t>(NB + S::cols) * S::ld + NB * S::cols + NB * (NB + 1));
 }
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// *dst ← *src, or 0 when !pred (src is then not read), asynchronously (cp.async.wait_all ends it).
-template <class T>
-__device__ __forceinline__ void copy_async(T* dst, const T* src, bool pred) {
-  if constexpr (sizeof(T) == 4)
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(pred ? 4 : 0));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(pred ? 8 : 0));
-}
-// 16 bytes at dst ← the first `bytes` of them at src, zeros after (src not read when bytes is 0).
-__device__ __forceinline__ void copy_async_16(void* dst, const void* src, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void wait_async() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
 // Whether columns of `ld` entries starting at p can be moved by 16-byte copies.
 template <class T>
@@ -74,7 +58,7 @@ __device__ __forceinline__ void copy_columns_16(T* dst, const T* src, std::int64
   const T* s = src + v * E + j0 * ld;
 #pragma unroll 4
   for (int j = j0; j < COLS; j += step, s += step * ld)
-    copy_async_16(dst + j * L::ld + v * E, s, j < cols_valid ? bytes : 0);
+    cp_async_16(dst + j * L::ld + v * E, s, j < cols_valid ? bytes : 0);
 }
 
 // X = VᵀY over a chunk (Y: NY columns), phase 1: every warp sums the whole NB × NY product over
@@ -212,15 +196,11 @@ __device__ __forceinline__ std::int64_t c_row(const WyBlocks<T>& b, const Block<
   return child * b.span * b.m / b.leaves + r % b.k;
 }
 
-// Chunk loads: thread t moves row t mod chunk of columns t / chunk + q·(kThreads / chunk)
+// Chunk loads entry by entry: thread t moves row t mod chunk of columns t / chunk + q·per_row
 // (coalesced: a warp reads 32 consecutive rows of a column), all as cp.async, so every load of
-// the chunk is in flight at once; the caller waits (wait_async) and then synchronizes.
-template <class T, class L = Shape<T>>
-struct ChunkRows {
-  static constexpr int chunk = L::chunk;
-  static constexpr int per_row = chunk >= kThreads ? 1 : kThreads / chunk;  // threads per row
-  static constexpr int passes = chunk >= kThreads ? chunk / kThreads : 1;   // rows per thread
-};
+// the chunk is in flight at once; the caller waits (cp_async_wait_all) and then synchronizes.
+template <class L>
+constexpr int kPerRow = kThreads / L::chunk;  // threads per chunk row
 
 // sv[i·ld + r] ← V(r0 + r, i): v below the diagonal, 1 on it, 0 above, past the block's rows and
 // past its reflectors (up to NB columns).
@@ -232,22 +212,71 @@ __device__ __forceinline__ void load_v_chunk(const WyBlocks<T>& b, const Block<T
     copy_columns_16<T, NB, L>(sv, x.v + r0, b.ldv, x.rows - r0, x.k);
     return;
   }
-  using R = ChunkRows<T, L>;
-#pragma unroll
-  for (int p = 0; p < R::passes; ++p) {
-    const int r = (threadIdx.x + p * kThreads) % R::chunk, row = r0 + r, i0 = threadIdx.x / R::chunk;
-    const T* src = x.v + row + i0 * b.ldv;
-    // Not unrolled further: fully unrolled, the compiler keeps every column's address live.
+  constexpr int step = kPerRow<L>;
+  const int r = threadIdx.x % L::chunk, row = r0 + r, i0 = threadIdx.x / L::chunk;
+  const T* src = x.v + row + i0 * b.ldv;
+  // Not unrolled further: fully unrolled, the compiler keeps every column's address live.
 #pragma unroll 4
-    for (int i = i0; i < NB; i += R::per_row, src += R::per_row * b.ldv) {
-      T* dst = sv + i * L::ld + r;
-      if (row == i && i < x.k)
-        *dst = T(1);
-      else
-        copy_async(dst, src, i < x.k && row < x.rows && row > i);
-    }
+  for (int i = i0; i < NB; i += step, src += step * b.ldv) {
+    T* dst = sv + i * L::ld + r;
+    if (row == i && i < x.k)
+      *dst = T(1);
+    else
+      cp_async_entry(dst, src, i < x.k && row < x.rows && row > i);
   }
 }
+
+// A thread block's column tile of C (blockIdx.y; L::cols wide) chunk by chunk, to and from
+// shared memory: 16-byte copies where the block's rows are contiguous and their columns start
+// aligned, else entry by entry, each thread's C row looked up once per chunk (at).
+template <class T, class L>
+struct ChunkTile {
+  const WyBlocks<T>& b;
+  const Block<T>& x;
+  int blk;
+  T* c;
+  std::int64_t ldc, c0;
+  int nc;
+  bool aligned;
+  int r0 = 0;
+  std::int64_t crow = -1;  // this thread's C row in the chunk (entry by entry), −1 past the block
+
+  __device__ ChunkTile(const WyBlocks<T>& b_, const Block<T>& x_, int blk_, T* c_, std::int64_t ldc_,
+                       std::int64_t cols)
+      : b(b_), x(x_), blk(blk_), c(c_), ldc(ldc_), c0(static_cast<std::int64_t>(blockIdx.y) * L::cols) {
+    nc = static_cast<int>(min(static_cast<std::int64_t>(L::cols), cols - c0));
+    aligned = b.rows != WyRows::tree && aligned_16(c + x.first + c0 * ldc, ldc);
+  }
+  __device__ void at(int chunk_row) {
+    r0 = chunk_row;
+    const int row = r0 + static_cast<int>(threadIdx.x) % L::chunk;
+    if (!aligned) crow = row < x.rows ? c_row(b, x, blk, row) : -1;
+  }
+  __device__ void load(T* sc) const {
+    if (aligned) {
+      copy_columns_16<T, L::cols, L>(sc, c + x.first + r0 + c0 * ldc, ldc, x.rows - r0, nc);
+      return;
+    }
+    constexpr int step = kPerRow<L>;
+    const int r = threadIdx.x % L::chunk, j0 = threadIdx.x / L::chunk;
+    const T* src = c + max(crow, std::int64_t{0}) + (c0 + j0) * ldc;
+#pragma unroll 4
+    for (int j = j0; j < L::cols; j += step, src += step * ldc) cp_async_entry(sc + j * L::ld + r, src, crow >= 0 && j < nc);
+  }
+  // After a barrier: the chunk's valid rows of sc back to C.
+  __device__ void store(const T* sc) const {
+    if (aligned) {
+      store_columns_16<T, L::cols, L>(sc, c + x.first + r0 + c0 * ldc, ldc, x.rows - r0, nc);
+      return;
+    }
+    if (crow < 0) return;
+    constexpr int step = kPerRow<L>;
+    const int r = threadIdx.x % L::chunk, j0 = threadIdx.x / L::chunk;
+    T* dst = c + crow + (c0 + j0) * ldc;
+#pragma unroll 4
+    for (int j = j0; j < nc; j += step, dst += step * ldc) *dst = sc[j * L::ld + r];
+  }
+};
 
 // After an aligned first chunk has landed (and a barrier): V's unit diagonal and zeros above it.
 // Ends with a barrier.
@@ -323,7 +352,7 @@ __global__ void __launch_bounds__(kThreads) wy_larft_kernel(const WyBlocks<T> b,
   for (int r0 = 0; r0 < x.rows; r0 += S::chunk) {
     __syncthreads();
     load_v_chunk<T, NB>(b, x, r0, sv, v_aligned);
-    wait_async();
+    cp_async_wait_all();
     __syncthreads();
     if (v_aligned && r0 == 0) fix_v_diagonal<T, NB>(x, sv);
     accumulate_gram<T, NB, NB>(sv, sv, x.rows - r0, acc);
@@ -341,7 +370,6 @@ template <class T, int NB>
 __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T> b, const T* t, T* c,
                                                                std::int64_t ldc, std::int64_t cols, bool transpose) {
   using S = Shape<T>;
-  using R = ChunkRows<T>;
   constexpr int ld = S::ld, TC = S::cols, TL = S::tile;
   extern __shared__ __align__(16) unsigned char wy_smem[];
   T* sv = reinterpret_cast<T*>(wy_smem);
@@ -350,46 +378,18 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
   T* st = sw + NB * TC;  // T(i, l) at st[i·(NB + 1) + l]
   const int blk = blockIdx.x;
   const Block<T> x = block_of(b, blk);
-  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.y) * TC;
-  const int nc = static_cast<int>(min(static_cast<std::int64_t>(TC), cols - c0));
   const T* tb = t + static_cast<std::int64_t>(blk) * NB * NB;
   for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) st[(idx % NB) * (NB + 1) + idx / NB] = tb[idx];
-
-  // C's rows of the chunk's rows this thread moves, looked up once per chunk.
-  std::int64_t crow[R::passes];
-  const auto locate = [&](int r0) {
-#pragma unroll
-    for (int p = 0; p < R::passes; ++p) {
-      const int row = r0 + (threadIdx.x + p * kThreads) % R::chunk;
-      crow[p] = row < x.rows ? c_row(b, x, blk, row) : -1;
-    }
-  };
-  // Contiguous rows whose columns start 16-byte aligned move by 16-byte copies.
+  ChunkTile<T, S> tile(b, x, blk, c, ldc, cols);
   const bool v_aligned = aligned_16(x.v, b.ldv);
-  const bool c_aligned = b.rows != WyRows::tree && aligned_16(c + x.first + c0 * ldc, ldc);
-  const auto load_c_chunk = [&](int r0) {
-    if (c_aligned) {
-      copy_columns_16<T, TC>(sc, c + x.first + r0 + c0 * ldc, ldc, x.rows - r0, nc);
-      return;
-    }
-#pragma unroll
-    for (int p = 0; p < R::passes; ++p) {
-      const int r = (threadIdx.x + p * kThreads) % R::chunk;
-      const int j0 = threadIdx.x / R::chunk;
-      const T* src = c + max(crow[p], std::int64_t{0}) + (c0 + j0) * ldc;
-#pragma unroll 4
-      for (int j = j0; j < TC; j += R::per_row, src += R::per_row * ldc)
-        copy_async(sc + j * ld + r, src, crow[p] >= 0 && j < nc);
-    }
-  };
 
   T acc[Gram<T, NB, TC>::MI][Gram<T, NB, TC>::MC] = {};
   for (int r0 = 0; r0 < x.rows; r0 += S::chunk) {
     __syncthreads();
-    locate(r0);
+    tile.at(r0);
     load_v_chunk<T, NB>(b, x, r0, sv, v_aligned);
-    load_c_chunk(r0);
-    wait_async();
+    tile.load(sc);
+    cp_async_wait_all();
     __syncthreads();
     if (v_aligned && r0 == 0) fix_v_diagonal<T, NB>(x, sv);
     accumulate_gram<T, NB, TC>(sv, sc, x.rows - r0, acc);
@@ -406,10 +406,10 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
   const int rg = lane % 8 + 8 * (warp % 4), cg = lane / 8 + 4 * (warp / 4);  // rows TL·rg …, columns TL·cg …
   for (int r0 = 0; r0 < x.rows; r0 += S::chunk) {
     __syncthreads();
-    locate(r0);
+    tile.at(r0);
     if (!keep_v) load_v_chunk<T, NB>(b, x, r0, sv, v_aligned);
-    load_c_chunk(r0);
-    wait_async();
+    tile.load(sc);
+    cp_async_wait_all();
     __syncthreads();
     if (!keep_v && v_aligned && r0 == 0) fix_v_diagonal<T, NB>(x, sv);
     if (TL * rg < x.rows - r0) {
@@ -430,19 +430,7 @@ __global__ void __launch_bounds__(kThreads, 2) wy_apply_kernel(const WyBlocks<T>
       for (int j = 0; j < TL; ++j) store_vec(z[j], sc + (TL * cg + j) * ld + TL * rg);
     }
     __syncthreads();
-    if (c_aligned) {
-      store_columns_16<T, TC>(sc, c + x.first + r0 + c0 * ldc, ldc, x.rows - r0, nc);
-      continue;
-    }
-#pragma unroll
-    for (int p = 0; p < R::passes; ++p) {
-      if (crow[p] < 0) continue;
-      const int r = (threadIdx.x + p * kThreads) % R::chunk;
-      const int j0 = threadIdx.x / R::chunk;
-      T* dst = c + crow[p] + (c0 + j0) * ldc;
-#pragma unroll 4
-      for (int j = j0; j < nc; j += R::per_row, dst += R::per_row * ldc) *dst = sc[j * ld + r];
-    }
+    tile.store(sc);
   }
 }
 
@@ -486,49 +474,6 @@ __device__ __forceinline__ std::int64_t split_slot(int blk, int chunk, int chunk
          (NB * NB + static_cast<std::int64_t>(tiles) * NB * SplitShape<T>::cols);
 }
 
-// The chunk's rows of the C tile to or from shared memory: 16-byte copies where the rows are
-// contiguous and aligned, else a thread per row (looked up once) and entry.
-template <class T>
-struct SplitTile {
-  using L = SplitShape<T>;
-  static constexpr int per_row = kThreads / L::chunk;
-  static_assert(kThreads % L::chunk == 0, "whole rows");
-  T* c;
-  std::int64_t ldc, c0, crow;
-  int nc, r0, valid;
-  bool aligned;
-  __device__ SplitTile(const WyBlocks<T>& b, const Block<T>& x, int blk, T* c_, std::int64_t ldc_, std::int64_t cols,
-                       int r0_)
-      : c(c_), ldc(ldc_), c0(static_cast<std::int64_t>(blockIdx.y) * L::cols), r0(r0_), valid(x.rows - r0_) {
-    nc = static_cast<int>(min(static_cast<std::int64_t>(L::cols), cols - c0));
-    aligned = b.rows != WyRows::tree && aligned_16(c + x.first + r0 + c0 * ldc, ldc);
-    const int row = r0 + static_cast<int>(threadIdx.x) % L::chunk;
-    crow = row < x.rows ? c_row(b, x, blk, row) : -1;
-    if (aligned) crow = x.first + r0;  // the chunk's first row
-  }
-  __device__ void load(T* sc) const {
-    if (aligned) {
-      copy_columns_16<T, L::cols, L>(sc, c + crow + c0 * ldc, ldc, valid, nc);
-      return;
-    }
-    const int r = threadIdx.x % L::chunk, j0 = threadIdx.x / L::chunk;
-    const T* src = c + max(crow, std::int64_t{0}) + (c0 + j0) * ldc;
-#pragma unroll 4
-    for (int j = j0; j < L::cols; j += per_row, src += per_row * ldc) copy_async(sc + j * L::ld + r, src, crow >= 0 && j < nc);
-  }
-  __device__ void store(const T* sc) const {
-    if (aligned) {
-      store_columns_16<T, L::cols, L>(sc, c + crow + c0 * ldc, ldc, valid, nc);
-      return;
-    }
-    if (crow < 0) return;
-    const int r = threadIdx.x % L::chunk, j0 = threadIdx.x / L::chunk;
-    T* dst = c + crow + (c0 + j0) * ldc;
-#pragma unroll 4
-    for (int j = j0; j < nc; j += per_row, dst += per_row * ldc) *dst = sc[j * L::ld + r];
-  }
-};
-
 template <class T, int NB>
 __global__ void __launch_bounds__(kThreads) wy_split_gram_kernel(const WyBlocks<T> b, T* c, std::int64_t ldc,
                                                                  std::int64_t cols, int chunks, T* ws) {
@@ -538,11 +483,12 @@ __global__ void __launch_bounds__(kThreads) wy_split_gram_kernel(const WyBlocks<
   const int blk = blockIdx.x / chunks, chunk = blockIdx.x % chunks, r0 = chunk * L::chunk;
   const Block<T> x = block_of(b, blk);
   if (r0 >= x.rows) return;
-  const SplitTile<T> tile(b, x, blk, c, ldc, cols, r0);  // only loaded from here
+  ChunkTile<T, L> tile(b, x, blk, c, ldc, cols);  // only loaded from here
+  tile.at(r0);
   const bool v_aligned = aligned_16(x.v, b.ldv);
   load_v_chunk<T, NB, L>(b, x, r0, m.sv, v_aligned);
   tile.load(m.sc);
-  wait_async();
+  cp_async_wait_all();
   __syncthreads();
   if (v_aligned && r0 == 0) fix_v_diagonal<T, NB, L>(x, m.sv);
   T* out = ws + split_slot<T, NB>(blk, chunk, chunks, gridDim.y);
@@ -571,7 +517,8 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
   const int blk = blockIdx.x / chunks, chunk = blockIdx.x % chunks, r0 = chunk * L::chunk;
   const Block<T> x = block_of(b, blk);
   if (r0 >= x.rows) return;
-  const SplitTile<T> tile(b, x, blk, c, ldc, cols, r0);
+  ChunkTile<T, L> tile(b, x, blk, c, ldc, cols);
+  tile.at(r0);
   const bool v_aligned = aligned_16(x.v, b.ldv);
   load_v_chunk<T, NB, L>(b, x, r0, m.sv, v_aligned);  // in flight while T and W are made
   tile.load(m.sc);
@@ -594,7 +541,7 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
                     [&](int i, int j, T v) { m.st[i * (NB + 1) + j] = v; });
   __syncthreads();
   apply_op_t<T, NB, TC>(m.st, m.sw, transpose);
-  wait_async();
+  cp_async_wait_all();
   __syncthreads();
   if (v_aligned && r0 == 0) fix_v_diagonal<T, NB, L>(x, m.sv);
   // C −= V W: a thread 4 rows × 2 columns (16 row groups × 16 column pairs).
@@ -646,13 +593,16 @@ void check_blocks(const WyBlocks<T>& b) {
   }
 }
 
-// f(NB) with NB the padded width (16 or 32) as a std::integral_constant.
+// The width a block of k reflectors runs at (its V and T padded with zeros): 16 or 32.
+int padded_width(int k) { return k <= 16 ? 16 : kWyMaxReflectors; }
+
+// f(NB) with NB = padded_width(k) as a std::integral_constant.
 template <class F>
 void with_width(int k, F&& f) {
-  if (k <= 16)
+  if (padded_width(k) == 16)
     f(std::integral_constant<int, 16>{});
   else
-    f(std::integral_constant<int, 32>{});
+    f(std::integral_constant<int, kWyMaxReflectors>{});
 }
 
 // Opt-in shared memory for each instantiation, once (FP64 at 32 wide needs 82 KB).
@@ -673,7 +623,7 @@ void configure() {
 
 }  // namespace
 
-int wy_t_entries(int k) { return k <= 16 ? 16 * 16 : kWyMaxReflectors * kWyMaxReflectors; }
+int wy_t_entries(int k) { return padded_width(k) * padded_width(k); }
 
 template <class T>
 void prepare_wy_kernels() {
@@ -729,7 +679,7 @@ std::int64_t wy_apply_split_thread_blocks(const WyBlocks<T>& b, std::int64_t col
 template <class T>
 std::size_t wy_apply_split_workspace(const WyBlocks<T>& b, std::int64_t cols) {
   constexpr std::int64_t TC = SplitShape<T>::cols;
-  const std::int64_t tiles = (std::max<std::int64_t>(cols, 1) + TC - 1) / TC, nb = b.k <= 16 ? 16 : kWyMaxReflectors;
+  const std::int64_t tiles = (std::max<std::int64_t>(cols, 1) + TC - 1) / TC, nb = padded_width(b.k);
   return static_cast<std::size_t>(b.blocks * split_chunks(b) * (nb * nb + tiles * nb * TC));
 }
 
