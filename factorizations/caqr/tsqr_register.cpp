@@ -196,7 +196,7 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
   for (auto& p : panels_) {
     p.levels = tsqr_wy_levels<T>(p.tree, work_.data() + p.col0 + p.col0 * m, m, stacks_.data() + p.stack_offset,
                                  tau_.data() + p.tau_offset);
-    workspace = std::max(workspace, tsqr_apply_workspace<T>(p.tree, n - p.col0));
+    for (const auto& b : p.levels) workspace = std::max(workspace, kernels::wy_apply_split_workspace<T>(b, n - p.col0));
   }
   apply_workspace_ = DeviceBuffer<T>(workspace);
   kernels::prepare_wy_kernels<T>();

@@ -61,7 +61,8 @@ class TsqrRegisterPlan {
 // (kernels/qr/wy_apply.cuh: two launches per level, chunks side by side); a larger one the
 // register kernels (one launch per level, a reflector chain per block), which keep more work
 // per SM. Measured on the H200 (8192 rows, FP32): the split apply took fig8's n = 64 from 0.271
-// to 0.214 ms but n = 512 from 2.75 to 2.96 when used everywhere, 110592 × 100 from 1.31 to 1.96. A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
+// to 0.214 ms but n = 512 from 2.75 to 2.96 when used everywhere, 110592 × 100 from 1.31 to 1.96.
+// A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
 template <class T>
 class CaqrRegisterPlan {
  public:

@@ -25,7 +25,11 @@ constexpr cudaDataType_t cuda_type() {
 
 template <class T>
 CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const CholeskyOptions& o)
-    : ResidentContext(o.panel_sms), n(n_), ld(device_ld(n_, n_, false)), transfer_width(triangle_transfer_width(n_, sizeof(T))), options(o) {
+    : ResidentContext(o.panel_sms),
+      n(n_),
+      ld(device_ld(n_, n_, false)),
+      transfer_width(triangle_transfer_width(n_, sizeof(T))),
+      options(o) {
   if (n < 0) throw std::invalid_argument("cholesky_gpu_resident: negative size");
   validate(options);
   (void)update_gemm_fn<T>(options.gemm);
