@@ -162,16 +162,28 @@ TEST(DenseCholeskyHost, BlockSizesByN) {
   EXPECT_EQ(cholesky_resident_fused_nb(8192), 256);
   EXPECT_EQ(cholesky_resident_fused_nb(12288), 512);
   EXPECT_EQ(cholesky_resident_fused_nb(16384), 512);
+  // The dataflow: the whole matrix up to 12288, 4096-column panels above.
+  EXPECT_EQ(cholesky_dataflow_panel(1000), 1000);
+  EXPECT_EQ(cholesky_dataflow_panel(12288), 12288);
+  EXPECT_EQ(cholesky_dataflow_panel(16384), 4096);
 }
 
 TEST(DenseCholeskyHost, DiagonalMethodNames) {
-  for (CholeskyDiagonal d : {CholeskyDiagonal::cusolver, CholeskyDiagonal::recursive, CholeskyDiagonal::fused})
+  for (CholeskyDiagonal d : {CholeskyDiagonal::cusolver, CholeskyDiagonal::recursive, CholeskyDiagonal::fused,
+                             CholeskyDiagonal::dataflow})
     EXPECT_EQ(cholesky_diagonal_from(cholesky_diagonal_name(d)), d);
   EXPECT_THROW(cholesky_diagonal_from("tournament"), std::invalid_argument);
   CholeskyOptions o;
   EXPECT_EQ(describe(o).find("diagonal="), std::string::npos);  // cusolver: the default, not named
   o.diagonal = CholeskyDiagonal::fused;
   EXPECT_NE(describe(o).find("diagonal=fused"), std::string::npos);
+  o.diagonal = CholeskyDiagonal::dataflow;
+  o.dataflow_panel = 4096;
+  EXPECT_NE(describe(o).find("diagonal=dataflow dataflow_panel=4096"), std::string::npos);
+  for (std::int64_t bad : {-64, 100}) {
+    o.dataflow_panel = bad;
+    EXPECT_THROW(validate(o), std::invalid_argument);
+  }
 }
 
 }  // namespace

@@ -126,7 +126,7 @@ TEST_F(DenseCholeskyGpu, FactorsMatchPotrfAtOddSizes) {
 
 template <class T>
 void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, cudaStream_t s,
-                   CholeskyDiagonal diagonal = CholeskyDiagonal::cusolver) {
+                   CholeskyDiagonal diagonal = CholeskyDiagonal::cusolver, std::int64_t dataflow_panel = 0) {
   SCOPED_TRACE(std::string(name_of(drv)) + " not SPD at column " + std::to_string(k + 1) + " n=" + std::to_string(n) +
                " diagonal=" + cholesky_diagonal_name(diagonal) + " nb=" + std::to_string(nb));
   HostMatrix<T> a(n, n);
@@ -141,6 +141,7 @@ void check_not_spd(Driver drv, std::int64_t n, std::int64_t nb, std::int64_t k, 
   CholeskyOptions o;
   o.nb = nb;
   o.diagonal = diagonal;
+  o.dataflow_panel = dataflow_panel;
   EXPECT_EQ(factor<T>(drv, n, work.data(), n, o, s), expected);
 }
 
@@ -250,6 +251,47 @@ TEST_F(DenseCholeskyGpu, FusedDiagonalBlocks) {
     check_nan<float>(drv, stream_, CholeskyDiagonal::fused);
     check_nan<double>(drv, stream_, CholeskyDiagonal::fused);
   }
+}
+
+// The tile dataflow (one launch per column panel, a syrk between): the whole matrix and 64- and
+// 192-column panels at odd n, with 16-byte aligned columns (n = 1021, 4093: lda = n + 3) and not;
+// the 3-CTA-per-SM kernel above 64 tile rows (n = 4097); info at a failing column inside a tile
+// and at tile edges, in one launch and across panels; NaN input rejected.
+TEST_F(DenseCholeskyGpu, DataflowTiles) {
+  std::uint64_t seed = 5000;
+  for (Driver drv : {Driver::resident_host, Driver::resident_device})
+    for (std::int64_t panel : {0, 64, 192})
+      for (std::int64_t n : {1, 63, 65, 300, 1000, 1021}) {
+        CholeskyOptions o;
+        o.diagonal = CholeskyDiagonal::dataflow;
+        o.dataflow_panel = panel;
+        check_factor<float>(drv, n, o, ++seed, stream_);
+        check_factor<double>(drv, n, o, ++seed, stream_);
+      }
+  for (std::int64_t panel : {0, 1024}) {
+    CholeskyOptions o;
+    o.diagonal = CholeskyDiagonal::dataflow;
+    o.dataflow_panel = panel;
+    for (std::int64_t n : {4093, 4097}) {
+      check_factor<float>(Driver::resident_device, n, o, ++seed, stream_, true);
+      check_factor<double>(Driver::resident_device, n, o, ++seed, stream_, true);
+    }
+  }
+  for (std::int64_t k : {0, 15, 16, 40, 63, 64, 65, 127, 128, 200, 299}) {
+    check_not_spd<float>(Driver::resident_device, 300, 64, k, stream_, CholeskyDiagonal::dataflow);
+    check_not_spd<double>(Driver::resident_device, 300, 64, k, stream_, CholeskyDiagonal::dataflow);
+  }
+  for (std::int64_t k : {63, 64, 130, 250})  // in the first 128-column panel, or after a syrk
+    check_not_spd<float>(Driver::resident_device, 300, 64, k, stream_, CholeskyDiagonal::dataflow, 128);
+  check_not_spd<float>(Driver::resident_host, 1000, 64, 777, stream_, CholeskyDiagonal::dataflow);
+  for (Driver drv : {Driver::resident_host, Driver::resident_device}) {
+    check_nan<float>(drv, stream_, CholeskyDiagonal::dataflow);
+    check_nan<double>(drv, stream_, CholeskyDiagonal::dataflow);
+  }
+  CholeskyOptions bad;
+  bad.diagonal = CholeskyDiagonal::dataflow;
+  bad.dataflow_panel = 100;
+  EXPECT_THROW(validate(bad), std::invalid_argument);
 }
 
 // The trailing update kept off panel_sms SMs (a green context): the same factor, for each

@@ -216,8 +216,16 @@ bool cholesky_fig7_applies(const AxisPoint& p) {
   const std::string& m = p.text("method");
   if (m != "gpu_resident" && p.has("u12") && p.text("u12") != "inverse") return false;
   if (p.has("panel") && p.text("panel") != "cusolver" &&
-      (m != "gpu_resident" || (p.text("panel") != "recursive" && p.text("panel") != "fused")))
+      (m != "gpu_resident" ||
+       (p.text("panel") != "recursive" && p.text("panel") != "fused" && p.text("panel") != "dataflow")))
     return false;  // the LU's tournament has no Cholesky counterpart
+  if (p.has("panel") && p.text("panel") == "dataflow") {
+    // No blocked loop: nb, the trailing blocks, u12 and the update's GEMM do not apply.
+    if ((p.has("nb") && p.integer("nb") != 0) || !cholesky_axes_at_default(p) ||
+        (p.has("u12") && p.text("u12") != "inverse") || (p.has("gemm") && p.text("gemm") != "cublas") ||
+        (p.has("panel_sms") && p.integer("panel_sms") != 0))
+      return false;
+  }
   if (m == "openblas")
     return p.text("data") == "host" && p.integer("n") <= kOpenblasMax && cholesky_axes_at_default(p) &&
            (!p.has("gemm") || p.text("gemm") == "cublas") && (!p.has("nb") || p.integer("nb") == 0);

@@ -4,6 +4,7 @@
 #include "factorizations/dense/cholesky_diagonal.hpp"
 #include "factorizations/dense/cholesky_update.hpp"
 #include "factorizations/dense/staging.hpp"
+#include "kernels/dense/potrf_dataflow.cuh"
 #include "kernels/dense/potrf_fused.cuh"
 #include "kernels/dense/triangle.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
@@ -19,6 +20,11 @@ namespace {
 template <class T>
 constexpr cudaDataType_t cuda_type() {
   return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
+}
+
+// Columns per dataflow launch (the first panel's, the widest).
+std::int64_t dataflow_width(std::int64_t n, const CholeskyOptions& o) {
+  return std::min(n, o.dataflow_panel > 0 ? o.dataflow_panel : cholesky_dataflow_panel(n));
 }
 
 }  // namespace
@@ -55,6 +61,11 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
   if (options.inverse_trsm && n > options.nb) l21 = DeviceBuffer<T>(static_cast<std::size_t>(2 * n * options.nb));
   if (fused && options.nb > kernels::kPotrfFusedMax)
     diagonal_scratch = DeviceBuffer<T>(potrf_diagonal_fused_scratch(options.nb));
+  if (options.diagonal == CholeskyDiagonal::dataflow && n > 0) {
+    dataflow_flags = DeviceBuffer<int>(static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, options))));
+    dataflow_ticket = DeviceBuffer<unsigned>(1);
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dataflow_flags.data(), 0, dataflow_flags.bytes(), streams.panel));
+  }
 }
 
 std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes,
@@ -64,6 +75,9 @@ std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOpt
          (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (2 * n + o.nb)) * element_bytes : 0) +
          (o.diagonal == CholeskyDiagonal::fused
               ? (static_cast<std::size_t>(o.nb * o.nb) + potrf_diagonal_fused_scratch(o.nb)) * element_bytes
+              : 0) +
+         (o.diagonal == CholeskyDiagonal::dataflow && n > 0
+              ? static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, o))) * sizeof(int)
               : 0) +
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
@@ -87,8 +101,28 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.infos.data(), 0, steps.size() * sizeof(int), sp));
   kernels::launch_find_nonfinite_lower(d_a, ldda, n, ws.first_nonfinite.data(), sp);
 
+  if (o.diagonal == CholeskyDiagonal::dataflow) {
+    // Panel by panel: the dataflow kernel factors columns [p0, p0 + nc) (L11 and L21 at once), one
+    // syrk updates the trailing lower triangle with them; infos[0] collects the first failure.
+    const std::int64_t width = dataflow_width(n, o);
+    for (std::int64_t p0 = 0; p0 < n; p0 += width) {
+      const std::int64_t m = n - p0, nc = std::min(width, m);
+      {
+        GpuPhase phase(timer, Phase::gpu_panel, sp);
+        kernels::launch_potrf_dataflow(d.at(p0, p0), ldda, m, nc, ws.dataflow_flags.data(), ++ws.dataflow_epoch,
+                                       ws.dataflow_ticket.data(), ws.infos.data(), static_cast<int>(p0), sp);
+      }
+      if (m > nc) {
+        GpuPhase phase(timer, Phase::gpu_compute, sp, static_cast<double>(m - nc) * static_cast<double>(m - nc) *
+                                                           static_cast<double>(nc));
+        dev::syrk<T>(ws.panel_blas, Uplo::lower, Op::N, m - nc, nc, T(-1), d.at(p0 + nc, p0), ldda, T(1),
+                     d.at(p0 + nc, p0 + nc), ldda);
+      }
+    }
+  }
   const std::int64_t nb = o.nb;
   const bool fused = o.diagonal == CholeskyDiagonal::fused;
+  const bool blocked = o.diagonal != CholeskyDiagonal::dataflow;
   // inverse_trsm: panel i's L21 (rows [j1, n)) lives in one of two n × nb buffers (ld n) from its
   // GEMM until the update stream has copied it into the matrix after step i's update; the GEMM of
   // panel i + 2 reuses the buffer only after the panel stream has waited for that update.
@@ -142,9 +176,11 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
   //   update: the rest [j1', n) with panel i, back to back with the previous step's update.
   // The panel stream waits for the previous update (it wrote the next panel's columns), the
   // update stream for panel i's factorization.
-  factor_panel(0);
-  st.lookahead_done.record(sp);
-  for (std::size_t i = 0; i < steps.size(); ++i) {
+  if (blocked) {
+    factor_panel(0);
+    st.lookahead_done.record(sp);
+  }
+  for (std::size_t i = 0; blocked && i < steps.size(); ++i) {
     const CholeskyStep& s = steps[i];
     const bool has_next = i + 1 < steps.size();
     const bool ahead = o.lookahead && has_next;
@@ -187,8 +223,10 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
     throw std::invalid_argument("cholesky_gpu_resident: A(" + std::to_string(bad % static_cast<unsigned long long>(n)) +
                                 ", " + std::to_string(bad / static_cast<unsigned long long>(n)) +
                                 ") is NaN or Inf; the input must be finite");
-  if (fused) {
-    if (ws.host_infos[0] < 0) throw std::runtime_error("fused potrf returned info " + std::to_string(ws.host_infos[0]));
+  if (fused || !blocked) {
+    if (ws.host_infos[0] < 0)
+      throw std::runtime_error(std::string(cholesky_diagonal_name(o.diagonal)) + " potrf returned info " +
+                               std::to_string(ws.host_infos[0]));
     return ws.host_infos[0];
   }
   for (std::size_t i = 0; i < steps.size(); ++i) {

@@ -6,7 +6,9 @@
 // or cuBLAS trsm — with look-ahead on two streams: the next panel's columns are updated
 // first on the high-priority panel stream and factored there while the update stream runs the
 // rest of the trailing update (CholeskyOptions::update_block: a few big syrk + GEMM calls per
-// step). The modern variant beside the paper's hybrid.
+// step). The modern variant beside the paper's hybrid. CholeskyDiagonal::dataflow replaces the
+// whole loop: one tile dataflow launch per column panel (kernels/dense/potrf_dataflow), one syrk
+// between panels.
 #pragma once
 
 #include "core/cuda/buffer.hpp"
@@ -35,6 +37,11 @@ class CholeskyResidentWorkspace : public ResidentContext {
   // A21·inv(L11)ᵀ out of place (two n × nb buffers, alternate panels)
   DeviceBuffer<T> inverse, l21;
   DeviceBuffer<T> diagonal_scratch;  // fused with nb > 128: potrf_diagonal_fused's scratch
+  // dataflow: one completion flag per tile of the widest panel (zeroed once; each launch marks
+  // its tiles with the next epoch) and the launch's tile ticket.
+  DeviceBuffer<int> dataflow_flags;
+  DeviceBuffer<unsigned> dataflow_ticket;
+  int dataflow_epoch = 0;
   PinnedBuffer<int> host_infos;
 };
 

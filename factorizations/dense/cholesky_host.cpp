@@ -14,14 +14,17 @@ const char* cholesky_diagonal_name(CholeskyDiagonal d) {
     case CholeskyDiagonal::cusolver: return "cusolver";
     case CholeskyDiagonal::recursive: return "recursive";
     case CholeskyDiagonal::fused: return "fused";
+    case CholeskyDiagonal::dataflow: return "dataflow";
   }
   return "?";
 }
 
 CholeskyDiagonal cholesky_diagonal_from(const std::string& name) {
-  for (CholeskyDiagonal d : {CholeskyDiagonal::cusolver, CholeskyDiagonal::recursive, CholeskyDiagonal::fused})
+  for (CholeskyDiagonal d : {CholeskyDiagonal::cusolver, CholeskyDiagonal::recursive, CholeskyDiagonal::fused,
+                             CholeskyDiagonal::dataflow})
     if (name == cholesky_diagonal_name(d)) return d;
-  throw std::invalid_argument("Cholesky diagonal method '" + name + "' is not cusolver, recursive or fused");
+  throw std::invalid_argument("Cholesky diagonal method '" + name +
+                              "' is not cusolver, recursive, fused or dataflow");
 }
 
 void validate(const CholeskyOptions& o) {
@@ -31,6 +34,9 @@ void validate(const CholeskyOptions& o) {
                                 " must be >= 0");
   if (o.panel_sms < 0)
     throw std::invalid_argument("CholeskyOptions::panel_sms = " + std::to_string(o.panel_sms) + " must be >= 0");
+  if (o.dataflow_panel < 0 || o.dataflow_panel % 64 != 0)
+    throw std::invalid_argument("CholeskyOptions::dataflow_panel = " + std::to_string(o.dataflow_panel) +
+                                " must be 0 (by n) or a positive multiple of 64");
   (void)update_gemm_entry(o.gemm);
 }
 
@@ -41,6 +47,7 @@ std::string describe(const CholeskyOptions& o) {
   s += o.update_block > 0 ? " block=" + std::to_string(o.update_block) : std::string(" one_syrk");
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
   if (o.diagonal != CholeskyDiagonal::cusolver) s += std::string(" diagonal=") + cholesky_diagonal_name(o.diagonal);
+  if (o.dataflow_panel > 0) s += " dataflow_panel=" + std::to_string(o.dataflow_panel);
   if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
   return s;
 }
@@ -120,6 +127,8 @@ std::int64_t cholesky_resident_nb(std::int64_t n) {
 }
 
 std::int64_t cholesky_resident_fused_nb(std::int64_t n) { return n >= 12288 ? 512 : (n >= 4096 ? 256 : 128); }
+
+std::int64_t cholesky_dataflow_panel(std::int64_t n) { return n <= 12288 ? std::max<std::int64_t>(n, 64) : 4096; }
 
 template int cholesky_blocked_host<float>(std::int64_t, float*, std::int64_t, const CholeskyOptions&);
 template int cholesky_blocked_host<double>(std::int64_t, double*, std::int64_t, const CholeskyOptions&);

@@ -19,6 +19,10 @@ enum class CholeskyDiagonal {
   cusolver,   // cusolverDnXpotrf
   recursive,  // halves by cuBLAS trsm/syrk down to one-CTA 64 × 64 blocks (cholesky_diagonal.hpp)
   fused,      // one CTA writes L11 and L11⁻¹ in one launch (nb <= 128; wider: halves of those)
+  // No blocked loop at all: the tile dataflow kernel (kernels/dense/potrf_dataflow) factors each
+  // column panel of CholeskyOptions::dataflow_panel columns in one launch, one cuBLAS syrk updates
+  // the rest between panels; nb is not used.
+  dataflow,
 };
 const char* cholesky_diagonal_name(CholeskyDiagonal d);  // "cusolver", "recursive", "fused"
 CholeskyDiagonal cholesky_diagonal_from(const std::string& name);  // throws std::invalid_argument
@@ -38,6 +42,9 @@ struct CholeskyOptions {
   // GPU-resident only: the trailing update kept off this many SMs (a green context; rounded up to
   // the device's granularity), which only the panel stream uses; 0: both streams on every SM.
   int panel_sms = 0;
+  // GPU-resident dataflow only: columns per dataflow launch (a multiple of 64); 0: by n
+  // (cholesky_dataflow_panel).
+  std::int64_t dataflow_panel = 0;
 };
 
 // Throws std::invalid_argument naming the bad field.
@@ -93,5 +100,9 @@ std::int64_t cholesky_resident_nb(std::int64_t n);
 // two around cuBLAS calls): 128 below n = 4096, 256 up to 12288, 512 above (measured on the H200,
 // FP32: 8192 20.7 TFLOP/s at 256 against 17.4 at 128; 16384 34.7 at 512, 34.2 at 384, 33.2 at 256).
 std::int64_t cholesky_resident_fused_nb(std::int64_t n);
+// Columns per dataflow launch when CholeskyOptions::dataflow_panel is 0: the whole matrix up to
+// n = 12288, 4096-column panels above (H200, FP32: n = 8192 whole 6.67 ms against 6.87 in
+// 4096-column panels; n = 16384 in 37.7 ms with 4096, 39.4 with 2048, 41.6 with 8192, 48.5 whole).
+std::int64_t cholesky_dataflow_panel(std::int64_t n);
 
 }  // namespace gpufact::dense

@@ -473,9 +473,10 @@ AxisSpec panel_axis() {
           .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
                   "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
-                  "nb 0 means 128, 256 from n = 12288)",
-          .defaults = "cusolver", .full = "cusolver,tournament,recursive,fused",
-          .choices = {"cusolver", "tournament", "recursive", "fused"}};
+                  "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
+                  "per 4096-column panel (the whole matrix up to n = 12288; nb must be 0)",
+          .defaults = "cusolver", .full = "cusolver,tournament,recursive,fused,dataflow",
+          .choices = {"cusolver", "tournament", "recursive", "fused", "dataflow"}};
 }
 AxisSpec panel_sms_axis() {
   return {.name = "panel_sms", .kind = AxisKind::integer,
@@ -557,7 +558,7 @@ void register_dense(Registry& registry) {
       const std::string& f = p.text("factorization");
       if (f == "qr" && p.text("panel") != "cusolver") return false;
       if (p.integer("panel_sms") != 0 && (m != "gpu_resident" || f == "qr")) return false;
-      if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused"))
+      if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused" || p.text("panel") == "dataflow"))
         return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);
       if (!cholesky_axes_at_default(p)) return false;
