@@ -2,6 +2,7 @@
 
 #include "core/cuda/check.hpp"
 #include "kernels/common/cp_async.cuh"
+#include "kernels/dense/warp_potf2.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -119,40 +120,15 @@ __device__ __forceinline__ void load_chunk(T* dst, const T* a, std::int64_t lda,
   }
 }
 
-// 1/√d near full precision: rsqrt.approx refined by Newton steps (one for FP32, two for FP64).
-template <class T>
-__device__ __forceinline__ T reciprocal_sqrt(T d) {
-  T y = rsqrt(d);
-#pragma unroll
-  for (int k = 0; k < (sizeof(T) == 4 ? 1 : 2); ++k) y = fma(T(0.5) * y, fma(-d * y, y, T(1)), y);
-  return y;
-}
-
-// potf2 of the 16 × 16 block at (k0, k0) of the tile by one warp, lane r holding row k0 + r
-// (lanes 16–31 hold identity rows, never stored), each column's multipliers broadcast by
-// shuffles. From a non-positive or NaN pivot on, every multiplier and reciprocal is zero and the
-// column goes to *failed (shared, the smallest wins).
+// potf2 (warp_potf2) of the 16 × 16 block at (k0, k0) of the tile by one warp, lane r holding row
+// k0 + r (lanes 16–31 hold identity rows, never stored); the first failing column goes to
+// *failed (shared, the smallest wins).
 template <class T>
 __device__ void factor_sub(T* s, int k0, int lane, T* dinv, int* failed) {
   T r[kSub];
 #pragma unroll
   for (int c = 0; c < kSub; ++c) r[c] = (lane < kSub && c <= lane) ? s[(k0 + lane) + (k0 + c) * kLd] : T(c == lane);
-  int bad = kSub;
-  T d = __shfl_sync(0xffffffffu, r[0], 0);
-#pragma unroll
-  for (int j = 0; j < kSub; ++j) {
-    if (!(d > T(0)) && bad == kSub) bad = j;  // d is the same in every lane
-    const bool live = bad == kSub;
-    const T rinv = reciprocal_sqrt(live ? d : T(1));
-    const T l = !live ? T(0) : (lane > j ? r[j] * rinv : (lane == j ? d * rinv : T(0)));
-    if (live) r[j] = l;
-    if (lane == j) dinv[k0 + j] = live ? rinv : T(0);
-    if (j + 1 < kSub) {
-      d = __shfl_sync(0xffffffffu, fma(-l, l, r[j + 1]), j + 1);
-#pragma unroll
-      for (int k = j + 1; k < kSub; ++k) r[k] = fma(-l, __shfl_sync(0xffffffffu, l, k), r[k]);
-    }
-  }
+  const int bad = warp_potf2(r, lane, dinv + k0);
 #pragma unroll
   for (int c = 0; c < kSub; ++c)
     if (lane < kSub && c <= lane) s[(k0 + lane) + (k0 + c) * kLd] = r[c];

@@ -1,6 +1,7 @@
 #include "kernels/dense/potrf_fused.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/dense/warp_potf2.cuh"
 
 #include <cuda_pipeline.h>
 
@@ -27,51 +28,17 @@ constexpr std::size_t shared_elements(int n) {
          kPotrfFusedMax;
 }
 
-// 1/√d for d > 0 near full precision: the hardware approximation (rsqrt.approx) refined by Newton
-// steps, y ← y + y·(1 − d·y²)/2 (each doubles the correct bits; two for FP64). Shorter on the
-// per-column critical chain than an IEEE sqrt followed by a division.
-template <class T>
-__device__ __forceinline__ T reciprocal_sqrt(T d) {
-  T y = rsqrt(d);
-  const int steps = sizeof(T) == 4 ? 1 : 2;
-#pragma unroll
-  for (int k = 0; k < steps; ++k) y = fma(T(0.5) * y, fma(-d * y, y, T(1)), y);
-  return y;
-}
-
-// Step 1 of an inner panel, by warp 0 alone: potf2 on the bw × bw diagonal block at (k0, k0),
-// lane i holding row k0 + i in registers (rows past bw padded with the identity so every step is
-// uniform), each column's multipliers broadcast by shuffles — no barrier inside. The critical
-// chain per column is FMA → shuffle → reciprocal square root → multiply: lane j + 1 updates its
-// own diagonal from its own multiplier and broadcasts it ahead of the column's other shuffles
-// (about 230 cycles a column on the H200, 7.5k a 32-wide block in FP32: a third of the kernel's
-// potrf and trtri). A non-positive or NaN pivot does not branch: from that column on every multiplier is
-// zero, so the columns before it are final and the rest keep their partly updated values (as
-// LAPACK's potf2 leaves them). Records 1/L(j, j) in dinv and the failing column in *failed_at.
+// Step 1 of an inner panel, by warp 0 alone: potf2 (warp_potf2) on the bw × bw diagonal block at
+// (k0, k0), lane i holding row k0 + i in registers, rows past bw padded with the identity. About
+// 7.5k cycles a 32-wide block in FP32 on the H200: a third of the kernel's potrf and trtri.
+// Records 1/L(j, j) in dinv and the failing column in *failed_at.
 template <class T>
 __device__ void factor_diagonal_block(T* s, int k0, int bw, int lane, T* dinv, int* failed_at) {
   T r[kInner];
 #pragma unroll
   for (int c = 0; c < kInner; ++c)
     r[c] = (lane < bw && c <= lane) ? s[(k0 + lane) + (k0 + c) * kLd] : (c == lane ? T(1) : T(0));
-  int failed = kInner;  // the first failing column, kInner while there is none
-  T d = __shfl_sync(0xffffffffu, r[0], 0);
-#pragma unroll
-  for (int j = 0; j < kInner; ++j) {
-    if (!(d > T(0)) && failed == kInner) failed = j;  // d is the same in every lane: uniform
-    const bool live = failed == kInner;
-    const T rinv = reciprocal_sqrt(live ? d : T(1));
-    const T l = !live ? T(0) : (lane > j ? r[j] * rinv : (lane == j ? d * rinv : T(0)));
-    if (live) {
-      r[j] = l;
-      if (lane == j) dinv[k0 + j] = rinv;
-    }
-    if (j + 1 < kInner) {
-      d = __shfl_sync(0xffffffffu, fma(-l, l, r[j + 1]), j + 1);
-#pragma unroll
-      for (int k = j + 1; k < kInner; ++k) r[k] = fma(-l, __shfl_sync(0xffffffffu, l, k), r[k]);
-    }
-  }
+  const int failed = warp_potf2(r, lane, dinv + k0);
 #pragma unroll
   for (int c = 0; c < kInner; ++c)
     if (lane < bw && c <= lane) s[(k0 + lane) + (k0 + c) * kLd] = r[c];
