@@ -19,8 +19,9 @@ constexpr int kChunk = 16;  // k columns per pipeline stage
 constexpr int kSub = 16;    // the diagonal tile's potrf and every tile's solve go 16 columns at a time
 constexpr int kParts = kThreads / kTile;  // threads per row in the off-diagonal solve
 constexpr int kLd = kTile + 1;            // the tile and L_jj in shared memory: odd, rows hit distinct banks
-// Panels of up to this many tile rows run the 2-CTA-per-SM kernel (H200, FP32: n = 4096 in
-// 1.61 ms against 1.85 with 3 per SM; n = 8192 in 6.67 ms with 3 against 7.16).
+// Panels of up to this many tile rows run one CTA per SM, taller ones 3 (FP32; H200: n = 4096 in
+// 1.47 ms with 1 per SM, 1.59 with 2, 1.85 with 3; n = 5120 in 2.46 ms with 3, 2.55 with 1;
+// n = 8192 in 6.67 ms with 3, 7.32 with 2, 9.25 with 1).
 constexpr int kNarrowTileRows = 64;
 static_assert(kTile / kSub == kParts, "one 16-column part of the solve per thread of a row");
 
@@ -120,7 +121,7 @@ __device__ __forceinline__ void load_chunk(T* dst, const T* a, std::int64_t lda,
   }
 }
 
-// potf2 (warp_potf2) of the 16 × 16 block at (k0, k0) of the tile by one warp, lane r holding row
+// potf2 (warp_potf2_x4) of the 16 × 16 block at (k0, k0) of the tile by one warp, lane r holding row
 // k0 + r (lanes 16–31 hold identity rows, never stored); the first failing column goes to
 // *failed (shared, the smallest wins).
 template <class T>
@@ -128,7 +129,7 @@ __device__ void factor_sub(T* s, int k0, int lane, T* dinv, int* failed) {
   T r[kSub];
 #pragma unroll
   for (int c = 0; c < kSub; ++c) r[c] = (lane < kSub && c <= lane) ? s[(k0 + lane) + (k0 + c) * kLd] : T(c == lane);
-  const int bad = warp_potf2(r, lane, dinv + k0);
+  const int bad = warp_potf2_x4(r, lane, dinv + k0);
 #pragma unroll
   for (int c = 0; c < kSub; ++c)
     if (lane < kSub && c <= lane) s[(k0 + lane) + (k0 + c) * kLd] = r[c];
@@ -196,9 +197,8 @@ __device__ __forceinline__ void prefetch_tile(T* dst, const T* a, std::int64_t l
 // One CTA per lower tile of the panel: rows [0, m) of the matrix at a, columns [0, nc) (nc a
 // multiple of kTile, or nc = m: the whole trailing matrix); tiles_r = ⌈m/64⌉ tile rows,
 // tiles_c = ⌈nc/64⌉ tile columns.
-// MIN_BLOCKS: CTAs per SM the registers are capped for — 2 (128 registers) keeps the critical
-// chain's tiles fast where it bounds the time (up to 64 tile rows), 3 (80) runs more products at
-// once on taller panels.
+// MIN_BLOCKS: CTAs per SM the registers are capped for — 2 (128 registers, no spill), or 3 (80)
+// for more products at once on taller FP32 panels.
 template <class T, bool VEC, int MIN_BLOCKS>
 __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     potrf_dataflow_kernel(T* a, std::int64_t lda, std::int64_t m, std::int64_t nc, int tiles_r, int* flags, int epoch,
@@ -381,20 +381,22 @@ void launch(T* a, std::int64_t lda, std::int64_t m, std::int64_t nc, int* flags,
   const std::int64_t count = potrf_dataflow_flag_count(m, nc);
   if (count > std::numeric_limits<int>::max())
     throw std::invalid_argument("launch_potrf_dataflow: m = " + std::to_string(m) + " has too many tiles");
-  constexpr std::size_t bytes = Smem<T>::kBytes;
   const bool vec = reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && lda % Smem<T>::kVec == 0;
   const int tiles_r = static_cast<int>((m + kTile - 1) / kTile);
-  // FP64's shared memory allows only 2 CTAs per SM anyway.
-  const bool wide = sizeof(T) == 4 && tiles_r > kNarrowTileRows;
-  auto kernel = vec ? (wide ? potrf_dataflow_kernel<T, true, 3> : potrf_dataflow_kernel<T, true, 2>)
-                    : (wide ? potrf_dataflow_kernel<T, false, 3> : potrf_dataflow_kernel<T, false, 2>);
-  static const bool configured = [] {
-    for (auto k : {potrf_dataflow_kernel<T, true, 2>, potrf_dataflow_kernel<T, false, 2>,
-                   potrf_dataflow_kernel<T, true, 3>, potrf_dataflow_kernel<T, false, 3>})
-      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    return true;
-  }();
-  (void)configured;
+  // Narrow panels: one CTA per SM (asking for more than half an SM's shared memory), so the
+  // critical chain's tiles share no SM with another tile's products. Taller ones: FP32 3 per SM
+  // (80 registers), FP64 2 (its shared memory allows no more).
+  const bool narrow = tiles_r <= kNarrowTileRows;
+  auto kernel = vec ? potrf_dataflow_kernel<T, true, 2> : potrf_dataflow_kernel<T, false, 2>;
+  if constexpr (sizeof(T) == 4)
+    if (!narrow) kernel = vec ? potrf_dataflow_kernel<T, true, 3> : potrf_dataflow_kernel<T, false, 3>;
+  int device = 0, per_sm = 0;
+  GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
+  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  // More than half of an SM's shared memory: a second CTA does not fit beside.
+  const std::size_t bytes = narrow ? std::max(Smem<T>::kBytes, static_cast<std::size_t>(per_sm / 2 + 1))
+                                   : Smem<T>::kBytes;
+  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
   kernel<<<static_cast<unsigned>(count), kThreads, bytes, stream>>>(a, lda, m, nc, tiles_r, flags, epoch, ticket,
                                                                      info, info_offset);

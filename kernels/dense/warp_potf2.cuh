@@ -48,4 +48,60 @@ __device__ __forceinline__ int warp_potf2(T (&r)[W], int lane, T* dinv) {
   return failed;
 }
 
+// The same factorization four columns at a time: each 4 × 4 diagonal block is gathered into
+// every lane (10 shuffles) and factored there redundantly, each lane solves its row's four
+// entries against it, and the columns to the right take one rank-4 update (4 shuffles per
+// column). The per-column chain loses its shuffle round trip: four reciprocal square roots in a
+// row, then one broadcast per four columns. Same results up to rounding, same failure semantics
+// (a column from the failing one on keeps its partly updated values, its multipliers and
+// reciprocal zero).
+template <class T, int W>
+__device__ __forceinline__ int warp_potf2_x4(T (&r)[W], int lane, T* dinv) {
+  static_assert(W % 4 == 0, "whole 4-column blocks");
+  int failed = W;
+#pragma unroll
+  for (int p = 0; p < W; p += 4) {
+    T a[4][4], l[4][4], rinv[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int v = 0; v <= u; ++v) a[u][v] = __shfl_sync(0xffffffffu, r[p + v], p + u);
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      T d = a[v][v];
+#pragma unroll
+      for (int q = 0; q < v; ++q) d = fma(-l[v][q], l[v][q], d);
+      if (!(d > T(0)) && failed == W) failed = p + v;  // the same in every lane
+      rinv[v] = failed == W ? reciprocal_sqrt(d) : T(0);
+#pragma unroll
+      for (int u = v + 1; u < 4; ++u) {
+        T t = a[u][v];
+#pragma unroll
+        for (int q = 0; q < v; ++q) t = fma(-l[u][q], l[v][q], t);
+        l[u][v] = t * rinv[v];
+      }
+      l[v][v] = d * rinv[v];
+    }
+    // Row `lane`'s entries in these columns (in the block itself this gives its row of L).
+    T x[4];
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+      T t = r[p + v];
+#pragma unroll
+      for (int q = 0; q < v; ++q) t = fma(-x[q], l[v][q], t);
+      x[v] = t * rinv[v];
+      if (failed > p + v) r[p + v] = x[v];  // a live column
+      if (lane == p + v) dinv[p + v] = rinv[v];
+    }
+#pragma unroll
+    for (int k = p + 4; k < W; ++k) {
+      T t = r[k];
+#pragma unroll
+      for (int v = 0; v < 4; ++v) t = fma(-x[v], __shfl_sync(0xffffffffu, x[v], k), t);
+      r[k] = t;
+    }
+  }
+  return failed;
+}
+
 }  // namespace gpufact::kernels
