@@ -32,7 +32,9 @@ template <class T>
 struct Smem {
   static constexpr int kStages = 3;
   static constexpr int kVec = 16 / static_cast<int>(sizeof(T));  // entries per 16-byte copy
-  static constexpr int kStageLd = kTile + kVec;
+  // Columns padded by 16 bytes (FP32) or 32 (FP64: the tensor-core fragments' four k rows then
+  // fall in distinct banks).
+  static constexpr int kStageLd = kTile + 4;
   static constexpr int kOperand = kChunk * kStageLd;
   static constexpr int kStage = 2 * kOperand;
   static constexpr int kPipe = kStages * kStage;
@@ -235,9 +237,15 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
   __syncthreads();
   int known = min(sh_ready, j);  // every k-tile below this one is published and acquired
 
-  // acc = Σ_{k<j} L_ik·L_jkᵀ over chunks of kChunk columns. Warp (wm, wn) = (warp % 2, warp / 2),
-  // lane (lane % 8, lane / 8): the thread's 4 × 4 block at rows 4·tm, columns 4·tn.
-  const int tm = (warp % 2) * 8 + lane % 8, tn = (warp / 2) * 4 + lane / 8;
+  // acc = Σ_{k<j} L_ik·L_jkᵀ over chunks of kChunk columns; warp (wm, wn) = (warp % 2, warp / 2)
+  // owns rows [32·wm, 32·wm + 32) and columns [16·wn, 16·wn + 16). FP32 (SIMT): lane (lane % 8,
+  // lane / 8) the 4 × 4 block at rows 4·tm, columns 4·tn. FP64 (tensor cores, DMMA m8n8k4): 4 × 2
+  // products of 8 × 8, acc[u][2w + e] at row 32·wm + 8u + lane/4, column 16·wn + 8w + 2(lane%4) + e.
+  const int wm = warp % 2, wn = warp / 2;
+  const int tm = wm * 8 + lane % 8, tn = wn * 4 + lane / 8;
+  const int group = lane / 4, quad = lane % 4;
+  auto acc_row = [&](int u) { return sizeof(T) == 4 ? 4 * tm + u : 32 * wm + 8 * u + group; };
+  auto acc_col = [&](int v) { return sizeof(T) == 4 ? 4 * tn + v : 16 * wn + 8 * (v / 2) + 2 * quad + v % 2; };
   T acc[4][4];
 #pragma unroll
   for (int u = 0; u < 4; ++u)
@@ -271,17 +279,37 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
     const int next = c + S::kStages - 1;
     const bool waits = next < chunks && next / kChunksPerTile >= known;
     if (next < chunks && !waits) issue(next, next % S::kStages);
-    const T* as = work + (c % S::kStages) * S::kStage + 4 * tm;
-    const T* bs = work + (c % S::kStages) * S::kStage + (diagonal ? 0 : S::kOperand) + 4 * tn;
+    const T* as = work + (c % S::kStages) * S::kStage;
+    const T* bs = as + (diagonal ? 0 : S::kOperand);
+    if constexpr (sizeof(T) == 4) {
 #pragma unroll
-    for (int kk = 0; kk < kChunk; ++kk) {
-      T x[4], y[4];
-      load4(as + kk * S::kStageLd, x);
-      load4(bs + kk * S::kStageLd, y);
+      for (int kk = 0; kk < kChunk; ++kk) {
+        T x[4], y[4];
+        load4(as + kk * S::kStageLd + 4 * tm, x);
+        load4(bs + kk * S::kStageLd + 4 * tn, y);
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
+        for (int u = 0; u < 4; ++u)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
+          for (int v = 0; v < 4; ++v) acc[u][v] = fma(x[u], y[v], acc[u][v]);
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kChunk; kk += 4) {
+        const T* ak = as + (kk + quad) * S::kStageLd + 32 * wm + group;
+        const T* bk = bs + (kk + quad) * S::kStageLd + 16 * wn + group;
+        T x[4], y[2];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) x[u] = ak[8 * u];
+#pragma unroll
+        for (int w = 0; w < 2; ++w) y[w] = bk[8 * w];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int w = 0; w < 2; ++w)
+            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+                         : "+d"(acc[u][2 * w]), "+d"(acc[u][2 * w + 1])
+                         : "d"(x[u]), "d"(y[w]));
+      }
     }
     if (waits) issue(next, next % S::kStages);
     cp_async_commit();
@@ -296,7 +324,7 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
   for (int u = 0; u < 4; ++u)
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
-      const int rr = 4 * tm + u, cc = 4 * tn + v;
+      const int rr = acc_row(u), cc = acc_col(v);
       const T value = side[rr + cc * S::kLdA] - acc[u][v];
       s[rr + cc * kLd] = diagonal ? ((rr < rows && cc < rows) ? (rr >= cc ? value : T(0)) : T(rr == cc))
                                   : (rr < rows ? value : T(0));
