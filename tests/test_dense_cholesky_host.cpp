@@ -162,10 +162,12 @@ TEST(DenseCholeskyHost, BlockSizesByN) {
   EXPECT_EQ(cholesky_resident_fused_nb(8192), 256);
   EXPECT_EQ(cholesky_resident_fused_nb(12288), 512);
   EXPECT_EQ(cholesky_resident_fused_nb(16384), 512);
-  // The dataflow: the whole matrix up to 12288, 4096-column panels above.
-  EXPECT_EQ(cholesky_dataflow_panel(1000), 1000);
-  EXPECT_EQ(cholesky_dataflow_panel(12288), 12288);
-  EXPECT_EQ(cholesky_dataflow_panel(16384), 4096);
+  // The dataflow: the whole matrix up to 12288 (FP32) or 4096 (FP64), 4096-column panels above.
+  EXPECT_EQ(cholesky_dataflow_panel(1000, 4), 1000);
+  EXPECT_EQ(cholesky_dataflow_panel(12288, 4), 12288);
+  EXPECT_EQ(cholesky_dataflow_panel(16384, 4), 4096);
+  EXPECT_EQ(cholesky_dataflow_panel(4096, 8), 4096);
+  EXPECT_EQ(cholesky_dataflow_panel(8192, 8), 4096);
 }
 
 TEST(DenseCholeskyHost, DiagonalMethodNames) {

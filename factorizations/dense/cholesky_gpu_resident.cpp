@@ -23,8 +23,8 @@ constexpr cudaDataType_t cuda_type() {
 }
 
 // Columns per dataflow launch (the first panel's, the widest).
-std::int64_t dataflow_width(std::int64_t n, const CholeskyOptions& o) {
-  return std::min(n, o.dataflow_panel > 0 ? o.dataflow_panel : cholesky_dataflow_panel(n));
+std::int64_t dataflow_width(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes) {
+  return std::min(n, o.dataflow_panel > 0 ? o.dataflow_panel : cholesky_dataflow_panel(n, element_bytes));
 }
 
 }  // namespace
@@ -62,7 +62,8 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
   if (fused && options.nb > kernels::kPotrfFusedMax)
     diagonal_scratch = DeviceBuffer<T>(potrf_diagonal_fused_scratch(options.nb));
   if (options.diagonal == CholeskyDiagonal::dataflow && n > 0) {
-    dataflow_flags = DeviceBuffer<int>(static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, options))));
+    dataflow_flags = DeviceBuffer<int>(
+        static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, options, sizeof(T)))));
     dataflow_ticket = DeviceBuffer<unsigned>(1);
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(dataflow_flags.data(), 0, dataflow_flags.bytes(), streams.panel));
   }
@@ -77,7 +78,8 @@ std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOpt
               ? (static_cast<std::size_t>(o.nb * o.nb) + potrf_diagonal_fused_scratch(o.nb)) * element_bytes
               : 0) +
          (o.diagonal == CholeskyDiagonal::dataflow && n > 0
-              ? static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, o))) * sizeof(int)
+              ? static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, o, element_bytes))) *
+                    sizeof(int)
               : 0) +
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
@@ -104,7 +106,7 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
   if (o.diagonal == CholeskyDiagonal::dataflow) {
     // Panel by panel: the dataflow kernel factors columns [p0, p0 + nc) (L11 and L21 at once), one
     // syrk updates the trailing lower triangle with them; infos[0] collects the first failure.
-    const std::int64_t width = dataflow_width(n, o);
+    const std::int64_t width = dataflow_width(n, o, sizeof(T));
     for (std::int64_t p0 = 0; p0 < n; p0 += width) {
       const std::int64_t m = n - p0, nc = std::min(width, m);
       {

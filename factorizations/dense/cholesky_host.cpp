@@ -128,7 +128,9 @@ std::int64_t cholesky_resident_nb(std::int64_t n) {
 
 std::int64_t cholesky_resident_fused_nb(std::int64_t n) { return n >= 12288 ? 512 : (n >= 4096 ? 256 : 128); }
 
-std::int64_t cholesky_dataflow_panel(std::int64_t n) { return n <= 12288 ? std::max<std::int64_t>(n, 64) : 4096; }
+std::int64_t cholesky_dataflow_panel(std::int64_t n, std::size_t element_bytes) {
+  return n <= (element_bytes == 4 ? 12288 : 4096) ? std::max<std::int64_t>(n, 64) : 4096;
+}
 
 template int cholesky_blocked_host<float>(std::int64_t, float*, std::int64_t, const CholeskyOptions&);
 template int cholesky_blocked_host<double>(std::int64_t, double*, std::int64_t, const CholeskyOptions&);

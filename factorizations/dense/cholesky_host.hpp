@@ -101,8 +101,10 @@ std::int64_t cholesky_resident_nb(std::int64_t n);
 // FP32: 8192 20.7 TFLOP/s at 256 against 17.4 at 128; 16384 34.7 at 512, 34.2 at 384, 33.2 at 256).
 std::int64_t cholesky_resident_fused_nb(std::int64_t n);
 // Columns per dataflow launch when CholeskyOptions::dataflow_panel is 0: the whole matrix up to
-// n = 12288, 4096-column panels above (H200, FP32: n = 8192 whole 6.67 ms against 6.87 in
-// 4096-column panels; n = 16384 in 37.7 ms with 4096, 39.4 with 2048, 41.6 with 8192, 48.5 whole).
-std::int64_t cholesky_dataflow_panel(std::int64_t n);
+// n = 12288 (FP32) or 4096 (FP64), 4096-column panels above (H200, FP32: n = 8192 whole 6.67 ms
+// against 6.87 in 4096-column panels; n = 16384 in 37.7 ms with 4096, 39.4 with 2048, 41.6 with
+// 8192, 48.5 whole; FP64: n = 8192 in 6.46 ms with 4096 against 6.85 whole, n = 16384 in 38.8 ms
+// with 2048, 39.6 with 4096, 45.9 with 8192, 54.2 whole).
+std::int64_t cholesky_dataflow_panel(std::int64_t n, std::size_t element_bytes);
 
 }  // namespace gpufact::dense

@@ -474,7 +474,7 @@ AxisSpec panel_axis() {
                   "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
-                  "per 4096-column panel (the whole matrix up to n = 12288; nb must be 0)",
+                  "per 4096-column panel (the whole matrix up to n = 12288 in s, 4096 in d; nb must be 0)",
           .defaults = "cusolver", .full = "cusolver,tournament,recursive,fused,dataflow",
           .choices = {"cusolver", "tournament", "recursive", "fused", "dataflow"}};
 }

@@ -239,12 +239,13 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
 
   // acc = Σ_{k<j} L_ik·L_jkᵀ over chunks of kChunk columns; warp (wm, wn) = (warp % 2, warp / 2)
   // owns rows [32·wm, 32·wm + 32) and columns [16·wn, 16·wn + 16). FP32 (SIMT): lane (lane % 8,
-  // lane / 8) the 4 × 4 block at rows 4·tm, columns 4·tn. FP64 (tensor cores, DMMA m8n8k4): 4 × 2
-  // products of 8 × 8, acc[u][2w + e] at row 32·wm + 8u + lane/4, column 16·wn + 8w + 2(lane%4) + e.
+  // lane / 8) the 4 × 4 block at rows 4·tm, columns 4·tn. FP64 (tensor cores, DMMA m16n8k8; twice
+  // the rate of m8n8k4 here): 2 × 2 products of 16 × 8, acc[2u + h][2w + e] at row
+  // 32·wm + 16u + 8h + lane/4, column 16·wn + 8w + 2(lane%4) + e.
   const int wm = warp % 2, wn = warp / 2;
   const int tm = wm * 8 + lane % 8, tn = wn * 4 + lane / 8;
   const int group = lane / 4, quad = lane % 4;
-  auto acc_row = [&](int u) { return sizeof(T) == 4 ? 4 * tm + u : 32 * wm + 8 * u + group; };
+  auto acc_row = [&](int u) { return sizeof(T) == 4 ? 4 * tm + u : 32 * wm + 16 * (u / 2) + 8 * (u % 2) + group; };
   auto acc_col = [&](int v) { return sizeof(T) == 4 ? 4 * tn + v : 16 * wn + 8 * (v / 2) + 2 * quad + v % 2; };
   T acc[4][4];
 #pragma unroll
@@ -294,21 +295,27 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
       }
     } else {
 #pragma unroll
-      for (int kk = 0; kk < kChunk; kk += 4) {
+      for (int kk = 0; kk < kChunk; kk += 8) {
         const T* ak = as + (kk + quad) * S::kStageLd + 32 * wm + group;
         const T* bk = bs + (kk + quad) * S::kStageLd + 16 * wn + group;
-        T x[4], y[2];
+        constexpr int k4 = 4 * S::kStageLd;
+        T x[2][4], y[2][2];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) x[u] = ak[8 * u];
+        for (int u = 0; u < 2; ++u) {
+          x[u][0] = ak[16 * u], x[u][1] = ak[16 * u + 8], x[u][2] = ak[16 * u + k4], x[u][3] = ak[16 * u + 8 + k4];
+        }
 #pragma unroll
-        for (int w = 0; w < 2; ++w) y[w] = bk[8 * w];
+        for (int w = 0; w < 2; ++w) y[w][0] = bk[8 * w], y[w][1] = bk[8 * w + k4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
+        for (int u = 0; u < 2; ++u)
 #pragma unroll
           for (int w = 0; w < 2; ++w)
-            asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
-                         : "+d"(acc[u][2 * w]), "+d"(acc[u][2 * w + 1])
-                         : "d"(x[u]), "d"(y[w]));
+            asm volatile(
+                "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                "{%0,%1,%2,%3};"
+                : "+d"(acc[2 * u][2 * w]), "+d"(acc[2 * u][2 * w + 1]), "+d"(acc[2 * u + 1][2 * w]),
+                  "+d"(acc[2 * u + 1][2 * w + 1])
+                : "d"(x[u][0]), "d"(x[u][1]), "d"(x[u][2]), "d"(x[u][3]), "d"(y[w][0]), "d"(y[w][1]));
       }
     }
     if (waits) issue(next, next % S::kStages);

@@ -4,7 +4,8 @@
 // published, then factors its tile (diagonal) or solves it against the published L_jj
 // (off-diagonal), and publishes the result by a flag. No host round trip and no launch per
 // panel: the critical chain is one tile's potrf, one tile's solve and one tile product per
-// column, and every other tile's products fill the GPU beside it.
+// column, and every other tile's products fill the GPU beside it. FP32 products are SIMT FMAs
+// (no TF32); FP64 products run on the tensor cores (DMMA, exact FP64 arithmetic).
 #pragma once
 
 #include <cuda_runtime_api.h>
