@@ -253,8 +253,8 @@ TEST_F(DenseCholeskyGpu, FusedDiagonalBlocks) {
   }
 }
 
-// The tile dataflow (one launch per column panel, a syrk between): the whole matrix and 64- and
-// 192-column panels at odd n, with 16-byte aligned columns (n = 1021, 4093: lda = n + 3) and not;
+// The tile dataflow (one launch per column panel, a syrk or column blocks between): the whole
+// matrix and 64- and 192-column panels at odd n, with 16-byte aligned columns (n = 1021, 4093: lda = n + 3) and not;
 // the 3-CTA-per-SM kernel above 64 tile rows (n = 4097); info at a failing column inside a tile
 // and at tile edges, in one launch and across panels; NaN input rejected.
 TEST_F(DenseCholeskyGpu, DataflowTiles) {
@@ -268,6 +268,14 @@ TEST_F(DenseCholeskyGpu, DataflowTiles) {
         check_factor<float>(drv, n, o, ++seed, stream_);
         check_factor<double>(drv, n, o, ++seed, stream_);
       }
+  for (std::int64_t n : {300, 1000}) {  // the update between panels in column blocks (syrk + GEMM)
+    CholeskyOptions o;
+    o.diagonal = CholeskyDiagonal::dataflow;
+    o.dataflow_panel = 128;
+    o.update_block = 96;
+    check_factor<float>(Driver::resident_device, n, o, ++seed, stream_);
+    check_factor<double>(Driver::resident_device, n, o, ++seed, stream_);
+  }
   for (std::int64_t panel : {0, 1024}) {
     CholeskyOptions o;
     o.diagonal = CholeskyDiagonal::dataflow;

@@ -220,9 +220,8 @@ bool cholesky_fig7_applies(const AxisPoint& p) {
        (p.text("panel") != "recursive" && p.text("panel") != "fused" && p.text("panel") != "dataflow")))
     return false;  // the LU's tournament has no Cholesky counterpart
   if (p.has("panel") && p.text("panel") == "dataflow") {
-    // No blocked loop: nb, the trailing blocks, u12 and the update's GEMM do not apply.
-    if ((p.has("nb") && p.integer("nb") != 0) || !cholesky_axes_at_default(p) ||
-        (p.has("u12") && p.text("u12") != "inverse") || (p.has("gemm") && p.text("gemm") != "cublas") ||
+    // No blocked loop: nb, u12 and panel_sms do not apply (update_block and gemm do, between panels).
+    if ((p.has("nb") && p.integer("nb") != 0) || (p.has("u12") && p.text("u12") != "inverse") ||
         (p.has("panel_sms") && p.integer("panel_sms") != 0))
       return false;
   }

@@ -104,8 +104,9 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
   kernels::launch_find_nonfinite_lower(d_a, ldda, n, ws.first_nonfinite.data(), sp);
 
   if (o.diagonal == CholeskyDiagonal::dataflow) {
-    // Panel by panel: the dataflow kernel factors columns [p0, p0 + nc) (L11 and L21 at once), one
-    // syrk updates the trailing lower triangle with them; infos[0] collects the first failure.
+    // Panel by panel: the dataflow kernel factors columns [p0, p0 + nc) (L11 and L21 at once), the
+    // trailing lower triangle is updated with them (one syrk, or update_block column blocks);
+    // infos[0] collects the first failure.
     const std::int64_t width = dataflow_width(n, o, sizeof(T));
     for (std::int64_t p0 = 0; p0 < n; p0 += width) {
       const std::int64_t m = n - p0, nc = std::min(width, m);
@@ -114,12 +115,7 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
         kernels::launch_potrf_dataflow(d.at(p0, p0), ldda, m, nc, ws.dataflow_flags.data(), ++ws.dataflow_epoch,
                                        ws.dataflow_ticket.data(), ws.infos.data(), static_cast<int>(p0), sp);
       }
-      if (m > nc) {
-        GpuPhase phase(timer, Phase::gpu_compute, sp, static_cast<double>(m - nc) * static_cast<double>(m - nc) *
-                                                           static_cast<double>(nc));
-        dev::syrk<T>(ws.panel_blas, Uplo::lower, Op::N, m - nc, nc, T(-1), d.at(p0 + nc, p0), ldda, T(1),
-                     d.at(p0 + nc, p0 + nc), ldda);
-      }
+      if (m > nc) cholesky_update_columns<T>(d, p0, p0 + nc, p0 + nc, n, o, ws.panel_blas, sp, timer);
     }
   }
   const std::int64_t nb = o.nb;
