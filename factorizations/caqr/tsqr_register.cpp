@@ -208,18 +208,23 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
 template <class T>
 void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose,
                                 cudaStream_t s) {
-  // The split apply while its leaves fit in about one wave (3 FP32 blocks fit an SM's shared
-  // memory; the same count measured best for FP64 too, whose blocks take twice the room).
+  // The leaves by the split apply while they fit in about one wave (3 FP32 blocks fit an SM's
+  // shared memory; the same count measured best for FP64 too, whose blocks take twice the room),
+  // else by the register kernel. The tree's levels always by the split apply: a register tree
+  // level runs its node's 32-reflector chain over fan_in·w rows in one CTA per node and column
+  // tile, about 27 µs on the H200 however few the nodes.
   constexpr std::int64_t kSplitBlocksPerSm = 3;
-  if (kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > kSplitBlocksPerSm * sm_count_) {
-    kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
-                                           tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s);
-    return;
-  }
+  const bool register_leaves =
+      kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > kSplitBlocksPerSm * sm_count_;
   const std::size_t levels = p.levels.size();
-  for (std::size_t q = 0; q < levels; ++q)
-    kernels::launch_wy_apply_split<T>(p.levels[transpose ? q : levels - 1 - q], x, ldx, cols, transpose,
-                                      apply_workspace_.data(), s);
+  for (std::size_t q = 0; q < levels; ++q) {
+    const std::size_t l = transpose ? q : levels - 1 - q;
+    if (l == 0 && register_leaves)
+      kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
+                                             tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s, false);
+    else
+      kernels::launch_wy_apply_split<T>(p.levels[l], x, ldx, cols, transpose, apply_workspace_.data(), s);
+  }
 }
 
 template <class T>

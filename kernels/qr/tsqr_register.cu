@@ -602,7 +602,8 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
-                                std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream) {
+                                std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
+                                bool with_tree) {
   check_tree<T>(tree);
   if (cols <= 0) return;
   const int w = tsqr_register_width(tree.n);
@@ -619,12 +620,13 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
                                                                                       transpose);
     GPUFACT_CHECK_LAUNCH();
   };
+  const int levels = with_tree ? tree.levels : 0;
   auto run = [&](auto leaf_kernel, auto tree_kernel, int threads) {
     if (transpose) {  // Qᵀ: the leaves first, then the tree bottom-up
       leaves(leaf_kernel, threads);
-      for (int l = 1; l <= tree.levels; ++l) level(tree_kernel, threads, l);
+      for (int l = 1; l <= levels; ++l) level(tree_kernel, threads, l);
     } else {  // Q: the tree top-down, then the leaves
-      for (int l = tree.levels; l >= 1; --l) level(tree_kernel, threads, l);
+      for (int l = levels; l >= 1; --l) level(tree_kernel, threads, l);
       leaves(leaf_kernel, threads);
     }
   };
@@ -641,7 +643,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \
                                                const TsqrTreeArgs&, cudaStream_t);                  \
   template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
-                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t);
+                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t, bool);
 GPUFACT_INSTANTIATE(float)
 GPUFACT_INSTANTIATE(double)
 #undef GPUFACT_INSTANTIATE
