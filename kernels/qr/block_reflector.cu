@@ -43,12 +43,15 @@ __global__ void larft_kernel(const T* gram, std::int64_t ldg, const T* tau, int 
   }
 }
 
+// Columns on the grid's y, rows on x: no division per entry (a 64-bit one per entry held a flat
+// index version to 0.8 TB/s on the H200, 54 µs for a 110592 × 100 Q).
 template <class T>
 __global__ void identity_columns_kernel(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t cols) {
-  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < m * cols;
-       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = idx % m, j = j0 + idx / m;
-    a[i + j * lda] = i == j ? T(1) : T(0);
+  for (std::int64_t j = j0 + blockIdx.y; j < j0 + cols; j += gridDim.y) {
+    T* column = a + j * lda;
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < m;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+      column[i] = i == j ? T(1) : T(0);
   }
 }
 
@@ -77,7 +80,10 @@ template <class T>
 void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1, cudaStream_t stream) {
   if (m <= 0 || j1 <= j0) return;
   if (lda < m) throw std::invalid_argument("launch_set_identity_columns: lda < m");
-  identity_columns_kernel<T><<<grid_for(m * (j1 - j0), 256), 256, 0, stream>>>(a, lda, m, j0, j1 - j0);
+  const std::int64_t cols = j1 - j0;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((m + 255) / 256, 1024)),
+                  static_cast<unsigned>(std::min<std::int64_t>(cols, 65535)));
+  identity_columns_kernel<T><<<grid, 256, 0, stream>>>(a, lda, m, j0, cols);
   GPUFACT_CHECK_LAUNCH();
 }
 

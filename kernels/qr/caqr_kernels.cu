@@ -1,6 +1,7 @@
 #include "kernels/qr/caqr_kernels.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/qr/block_reflector.cuh"
 
 #include <algorithm>
 #include <stdexcept>
@@ -779,15 +780,6 @@ __global__ void from_tiles_kernel(const T* tiles, std::int64_t ldt, std::int64_t
 }
 
 template <class T>
-__global__ void set_identity_kernel(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n) {
-  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < m * n;
-       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = idx % m, j = idx / m;
-    q[i + j * ldq] = i == j ? T(1) : T(0);
-  }
-}
-
-template <class T>
 __global__ void copy_upper_kernel(const T* a, std::int64_t lda, std::int64_t n, T* r, std::int64_t ldr) {
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < n * n;
        idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -1068,9 +1060,7 @@ void launch_caqr_panel_untranspose(const T* tiles, std::int64_t ldt, std::int64_
 
 template <class T>
 void launch_set_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream) {
-  if (m <= 0 || n <= 0) return;
-  set_identity_kernel<T><<<grid_for(m * n, 256), 256, 0, stream>>>(q, ldq, m, n);
-  GPUFACT_CHECK_LAUNCH();
+  launch_set_identity_columns(q, ldq, m, 0, n, stream);
 }
 
 template <class T>

@@ -101,7 +101,7 @@ template <class T>
 void launch_caqr_panel_untranspose(const T* tiles, std::int64_t ldt, std::int64_t rows, std::int64_t cols,
                                    int tile_cols, T* a, std::int64_t lda, cudaStream_t stream);
 
-// Q ← the first n columns of the m × m identity.
+// Q ← the first n columns of the m × m identity (ldq >= m; launch_set_identity_columns).
 template <class T>
 void launch_set_identity(T* q, std::int64_t ldq, std::int64_t m, std::int64_t n, cudaStream_t stream);
 // R (n × n) ← the upper triangle of A's first n rows, zeros below.
