@@ -22,6 +22,11 @@ constexpr cudaDataType_t cuda_type() {
   return std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_64F;
 }
 
+// The blocked loop's L21 by the inv(L11) GEMM, out of place (the dataflow has no such step).
+bool blocked_inverse_gemm(std::int64_t n, const CholeskyOptions& o) {
+  return o.inverse_trsm && n > o.nb && o.diagonal != CholeskyDiagonal::dataflow;
+}
+
 // Columns per dataflow launch (the first panel's, the widest).
 std::int64_t dataflow_width(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes) {
   return std::min(n, o.dataflow_panel > 0 ? o.dataflow_panel : cholesky_dataflow_panel(n, element_bytes));
@@ -42,23 +47,26 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
   const auto steps = cholesky_schedule(n, options.nb);
   infos = DeviceBuffer<int>(std::max<std::size_t>(steps.size(), 1));
   host_infos = PinnedBuffer<int>(infos.size());
-  std::size_t dmax = 0, hmax = 0;
-  const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
-  for (const auto& s : steps) {
-    std::size_t dbytes = 0, hbytes = 0;
-    GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(solver, solver.params(), CUBLAS_FILL_MODE_LOWER, s.j1 - s.j0,
-                                                       cuda_type<T>(), const_cast<T*>(probe.data()), ld,
-                                                       cuda_type<T>(), &dbytes, &hbytes));
-    dmax = std::max(dmax, dbytes);
-    hmax = std::max(hmax, hbytes);
+  if (options.diagonal == CholeskyDiagonal::cusolver) {  // only Xpotrf takes a workspace
+    std::size_t dmax = 0, hmax = 0;
+    const DeviceBuffer<T> probe(1);  // the size query takes a matrix pointer it does not read
+    for (const auto& s : steps) {
+      std::size_t dbytes = 0, hbytes = 0;
+      GPUFACT_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(solver, solver.params(), CUBLAS_FILL_MODE_LOWER,
+                                                         s.j1 - s.j0, cuda_type<T>(), const_cast<T*>(probe.data()),
+                                                         ld, cuda_type<T>(), &dbytes, &hbytes));
+      dmax = std::max(dmax, dbytes);
+      hmax = std::max(hmax, hbytes);
+    }
+    allocate_solver_workspace(dmax, hmax);
   }
-  allocate_solver_workspace(dmax, hmax);
   const bool fused = options.diagonal == CholeskyDiagonal::fused;
-  if ((options.inverse_trsm && n > options.nb) || fused) {
+  const bool inverse_gemm = blocked_inverse_gemm(n, options);
+  if (inverse_gemm || fused) {
     inverse = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * options.nb));
     if (fused) GPUFACT_CUDA_CHECK(cudaMemsetAsync(inverse.data(), 0, inverse.bytes(), streams.panel));
   }
-  if (options.inverse_trsm && n > options.nb) l21 = DeviceBuffer<T>(static_cast<std::size_t>(2 * n * options.nb));
+  if (inverse_gemm) l21 = DeviceBuffer<T>(static_cast<std::size_t>(2 * n * options.nb));
   if (fused && options.nb > kernels::kPotrfFusedMax)
     diagonal_scratch = DeviceBuffer<T>(potrf_diagonal_fused_scratch(options.nb));
   if (options.diagonal == CholeskyDiagonal::dataflow && n > 0) {
@@ -73,7 +81,7 @@ std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOpt
                                                bool with_matrix) {
   const std::int64_t ld = device_ld(n, n, false);
   return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
-         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (2 * n + o.nb)) * element_bytes : 0) +
+         (blocked_inverse_gemm(n, o) ? static_cast<std::size_t>(o.nb * (2 * n + o.nb)) * element_bytes : 0) +
          (o.diagonal == CholeskyDiagonal::fused
               ? (static_cast<std::size_t>(o.nb * o.nb) + potrf_diagonal_fused_scratch(o.nb)) * element_bytes
               : 0) +
@@ -84,47 +92,42 @@ std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOpt
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
 
+namespace {
+
+// Panel by panel: the dataflow kernel factors columns [p0, p0 + nc) (L11 and L21 at once), the
+// trailing lower triangle is updated with them (one syrk, or update_block column blocks);
+// infos[0] collects the first failure. On the panel stream.
 template <class T>
-int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyResidentWorkspace<T>& ws,
-                          cudaStream_t stream, PhaseTimer* timer) {
-  if (n != ws.n) throw std::invalid_argument("cholesky_gpu_resident: workspace made for another n");
-  if (ldda < std::max<std::int64_t>(1, n))
-    throw std::invalid_argument("cholesky_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, n)");
-  if (n == 0) return 0;
-  if (timer) timer->start(stream);
+void factor_dataflow(std::int64_t n, std::int64_t ldda, const DeviceMatrix<T>& d, CholeskyResidentWorkspace<T>& ws,
+                     PhaseTimer* timer) {
   const CholeskyOptions& o = ws.options;
-  const auto steps = cholesky_schedule(n, o.nb);
-  const DeviceMatrix<T> d{d_a, n, n, ldda, false};
+  cudaStream_t sp = ws.streams.panel;
+  const std::int64_t width = dataflow_width(n, o, sizeof(T));
+  for (std::int64_t p0 = 0; p0 < n; p0 += width) {
+    const std::int64_t m = n - p0, nc = std::min(width, m);
+    {
+      GpuPhase phase(timer, Phase::gpu_panel, sp);
+      kernels::launch_potrf_dataflow(d.at(p0, p0), ldda, m, nc, ws.dataflow_flags.data(), ++ws.dataflow_epoch,
+                                     ws.dataflow_ticket.data(), ws.infos.data(), static_cast<int>(p0), sp);
+    }
+    if (m > nc) cholesky_update_columns<T>(d, p0, p0 + nc, p0 + nc, n, o, ws.panel_blas, sp, timer);
+  }
+}
+
+// The blocked right-looking loop with look-ahead on the panel and update streams (steps: the
+// panels of o.nb columns).
+template <class T>
+void factor_blocked(std::int64_t n, std::int64_t ldda, const DeviceMatrix<T>& d, const std::vector<CholeskyStep>& steps,
+                    CholeskyResidentWorkspace<T>& ws, PhaseTimer* timer) {
+  const CholeskyOptions& o = ws.options;
   auto& st = ws.streams;
   cudaStream_t sp = st.panel, su = st.update;
-  st.join_from(stream);
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.first_nonfinite.data(), 0xff, sizeof(unsigned long long), sp));
-  // All infos at once, not per panel: nothing but kernels and cuBLAS calls inside the loop.
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.infos.data(), 0, steps.size() * sizeof(int), sp));
-  kernels::launch_find_nonfinite_lower(d_a, ldda, n, ws.first_nonfinite.data(), sp);
-
-  if (o.diagonal == CholeskyDiagonal::dataflow) {
-    // Panel by panel: the dataflow kernel factors columns [p0, p0 + nc) (L11 and L21 at once), the
-    // trailing lower triangle is updated with them (one syrk, or update_block column blocks);
-    // infos[0] collects the first failure.
-    const std::int64_t width = dataflow_width(n, o, sizeof(T));
-    for (std::int64_t p0 = 0; p0 < n; p0 += width) {
-      const std::int64_t m = n - p0, nc = std::min(width, m);
-      {
-        GpuPhase phase(timer, Phase::gpu_panel, sp);
-        kernels::launch_potrf_dataflow(d.at(p0, p0), ldda, m, nc, ws.dataflow_flags.data(), ++ws.dataflow_epoch,
-                                       ws.dataflow_ticket.data(), ws.infos.data(), static_cast<int>(p0), sp);
-      }
-      if (m > nc) cholesky_update_columns<T>(d, p0, p0 + nc, p0 + nc, n, o, ws.panel_blas, sp, timer);
-    }
-  }
   const std::int64_t nb = o.nb;
   const bool fused = o.diagonal == CholeskyDiagonal::fused;
-  const bool blocked = o.diagonal != CholeskyDiagonal::dataflow;
   // inverse_trsm: panel i's L21 (rows [j1, n)) lives in one of two n × nb buffers (ld n) from its
   // GEMM until the update stream has copied it into the matrix after step i's update; the GEMM of
   // panel i + 2 reuses the buffer only after the panel stream has waited for that update.
-  const bool l21_out_of_place = o.inverse_trsm && n > nb;
+  const bool l21_out_of_place = blocked_inverse_gemm(n, o);
   auto l21_of = [&](std::size_t i) { return ws.l21.data() + static_cast<std::size_t>((i % 2) * n * nb); };
   // Panel i on the panel stream: potrf of its diagonal block (info into infos[i], fused: into
   // infos[0] numbered in the whole matrix), then L21. Per panel, the critical chain (after the
@@ -174,11 +177,9 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
   //   update: the rest [j1', n) with panel i, back to back with the previous step's update.
   // The panel stream waits for the previous update (it wrote the next panel's columns), the
   // update stream for panel i's factorization.
-  if (blocked) {
-    factor_panel(0);
-    st.lookahead_done.record(sp);
-  }
-  for (std::size_t i = 0; blocked && i < steps.size(); ++i) {
+  factor_panel(0);
+  st.lookahead_done.record(sp);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
     const CholeskyStep& s = steps[i];
     const bool has_next = i + 1 < steps.size();
     const bool ahead = o.lookahead && has_next;
@@ -207,6 +208,33 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
       st.lookahead_done.record(sp);
     }
   }
+}
+
+}  // namespace
+
+template <class T>
+int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyResidentWorkspace<T>& ws,
+                          cudaStream_t stream, PhaseTimer* timer) {
+  if (n != ws.n) throw std::invalid_argument("cholesky_gpu_resident: workspace made for another n");
+  if (ldda < std::max<std::int64_t>(1, n))
+    throw std::invalid_argument("cholesky_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, n)");
+  if (n == 0) return 0;
+  if (timer) timer->start(stream);
+  const CholeskyOptions& o = ws.options;
+  const auto steps = cholesky_schedule(n, o.nb);
+  const DeviceMatrix<T> d{d_a, n, n, ldda, false};
+  auto& st = ws.streams;
+  cudaStream_t sp = st.panel;
+  st.join_from(stream);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.first_nonfinite.data(), 0xff, sizeof(unsigned long long), sp));
+  // All infos at once, not per panel: nothing but kernels and cuBLAS calls inside the loop.
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(ws.infos.data(), 0, steps.size() * sizeof(int), sp));
+  kernels::launch_find_nonfinite_lower(d_a, ldda, n, ws.first_nonfinite.data(), sp);
+
+  if (o.diagonal == CholeskyDiagonal::dataflow)
+    factor_dataflow<T>(n, ldda, d, ws, timer);
+  else
+    factor_blocked<T>(n, ldda, d, steps, ws, timer);
   st.panel_after_update();
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), steps.size() * sizeof(int),
                                      cudaMemcpyDeviceToHost, sp));
@@ -221,7 +249,7 @@ int cholesky_gpu_resident(std::int64_t n, T* d_a, std::int64_t ldda, CholeskyRes
     throw std::invalid_argument("cholesky_gpu_resident: A(" + std::to_string(bad % static_cast<unsigned long long>(n)) +
                                 ", " + std::to_string(bad / static_cast<unsigned long long>(n)) +
                                 ") is NaN or Inf; the input must be finite");
-  if (fused || !blocked) {
+  if (o.diagonal == CholeskyDiagonal::fused || o.diagonal == CholeskyDiagonal::dataflow) {  // one info
     if (ws.host_infos[0] < 0)
       throw std::runtime_error(std::string(cholesky_diagonal_name(o.diagonal)) + " potrf returned info " +
                                std::to_string(ws.host_infos[0]));

@@ -2,7 +2,10 @@
 
 #include "core/cuda/check.hpp"
 #include "kernels/common/cp_async.cuh"
+#include "kernels/common/vec16.cuh"
 #include "kernels/dense/warp_potf2.cuh"
+
+#include <cuda/atomic>
 
 #include <algorithm>
 #include <cmath>
@@ -57,23 +60,14 @@ __device__ inline void tile_of_ticket(int t, int tiles, int& i, int& j) {
   i = c + t - static_cast<int>(column_start(c, tiles));
 }
 
-__device__ __forceinline__ int load_relaxed(const int* p) {
-  int v;
-  asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ int load_acquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_release(int* p, int v) {
-  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+// A tile's completion flag: set by a release store once its L is written, read by acquire loads
+// (or relaxed loads and one acquire fence) before its L is copied.
+using Flag = cuda::atomic_ref<int, cuda::thread_scope_device>;
+
 // Spins until *flag == epoch; the acquire orders this thread's later reads after the producer's
 // writes.
-__device__ __forceinline__ void wait_for(const int* flag, int epoch) {
-  while (load_acquire(flag) != epoch) __nanosleep(20);
+__device__ __forceinline__ void wait_for(int* flag, int epoch) {
+  while (Flag(*flag).load(cuda::memory_order_acquire) != epoch) __nanosleep(20);
 }
 
 // *info = min(*info, v) with 0 meaning "no failure yet".
@@ -83,17 +77,6 @@ __device__ inline void record_info(int* info, int v) {
     const int seen = atomicCAS(info, old, v);
     if (seen == old) break;
     old = seen;
-  }
-}
-
-template <class T>
-__device__ __forceinline__ void load4(const T* p, T (&v)[4]) {
-  if constexpr (sizeof(T) == 4) {
-    const float4 f = *reinterpret_cast<const float4*>(p);
-    v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-  } else {
-    const double2 d0 = *reinterpret_cast<const double2*>(p), d1 = *reinterpret_cast<const double2*>(p + 2);
-    v[0] = d0.x, v[1] = d0.y, v[2] = d1.x, v[3] = d1.y;
   }
 }
 
@@ -230,10 +213,10 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
   // The k-tiles whose L_ik and L_jk are already published (read in parallel, relaxed, then one
   // fence: the acquire for all of them); later ones are waited for as the pipeline reaches them.
   for (int k = tid; k < j; k += kThreads)
-    if (load_relaxed(flags + flag_index(i, k, tiles_r)) != epoch ||
-        load_relaxed(flags + flag_index(j, k, tiles_r)) != epoch)
+    if (Flag(flags[flag_index(i, k, tiles_r)]).load(cuda::memory_order_relaxed) != epoch ||
+        Flag(flags[flag_index(j, k, tiles_r)]).load(cuda::memory_order_relaxed) != epoch)
       atomicMin(&sh_ready, k);
-  __threadfence();
+  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   __syncthreads();
   int known = min(sh_ready, j);  // every k-tile below this one is published and acquired
 
@@ -286,8 +269,8 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
 #pragma unroll
       for (int kk = 0; kk < kChunk; ++kk) {
         T x[4], y[4];
-        load4(as + kk * S::kStageLd + 4 * tm, x);
-        load4(bs + kk * S::kStageLd + 4 * tn, y);
+        load_vec(as + kk * S::kStageLd + 4 * tm, x);
+        load_vec(bs + kk * S::kStageLd + 4 * tn, y);
 #pragma unroll
         for (int u = 0; u < 4; ++u)
 #pragma unroll
@@ -402,7 +385,7 @@ __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
   }
   __threadfence();
   __syncthreads();
-  if (tid == 0) store_release(flags + flag_index(i, j, tiles_r), epoch);
+  if (tid == 0) Flag(flags[flag_index(i, j, tiles_r)]).store(epoch, cuda::memory_order_release);
 }
 
 template <class T>
@@ -425,17 +408,30 @@ void launch(T* a, std::int64_t lda, std::int64_t m, std::int64_t nc, int* flags,
   auto kernel = vec ? potrf_dataflow_kernel<T, true, 2> : potrf_dataflow_kernel<T, false, 2>;
   if constexpr (sizeof(T) == 4)
     if (!narrow) kernel = vec ? potrf_dataflow_kernel<T, true, 3> : potrf_dataflow_kernel<T, false, 3>;
-  int device = 0, per_sm = 0;
-  GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
-  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  // More than half of an SM's shared memory: a second CTA does not fit beside.
-  const std::size_t bytes = narrow ? std::max(Smem<T>::kBytes, static_cast<std::size_t>(per_sm / 2 + 1))
-                                   : Smem<T>::kBytes;
-  GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  // Once per process, not per launch (the attributes stay set; one device): the narrow launch's
+  // size, more than half of an SM's shared memory so that a second CTA does not fit beside, and
+  // every instantiation allowed up to it.
+  static const std::size_t narrow_bytes = [] {
+    int device = 0, per_sm = 0;
+    GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
+    GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    const std::size_t most = std::max(Smem<T>::kBytes, static_cast<std::size_t>(per_sm / 2 + 1));
+    const auto allow = [&](auto k) {
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)));
+    };
+    allow(potrf_dataflow_kernel<T, true, 2>);
+    allow(potrf_dataflow_kernel<T, false, 2>);
+    if constexpr (sizeof(T) == 4) {  // FP64 builds no 3-per-SM kernel
+      allow(potrf_dataflow_kernel<T, true, 3>);
+      allow(potrf_dataflow_kernel<T, false, 3>);
+    }
+    return most;
+  }();
+  const std::size_t bytes = narrow ? narrow_bytes : Smem<T>::kBytes;
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
   kernel<<<static_cast<unsigned>(count), kThreads, bytes, stream>>>(a, lda, m, nc, tiles_r, flags, epoch, ticket,
                                                                      info, info_offset);
-  GPUFACT_CUDA_CHECK(cudaGetLastError());
+  GPUFACT_CHECK_LAUNCH();
 }
 
 }  // namespace
