@@ -8,6 +8,7 @@
 #include "microbench/barrier/coresidency.hpp"
 #include "microbench/launch/cpu_pin.hpp"
 #include "microbench/launch/difference_method.hpp"
+#include "microbench/launch/host_clock.hpp"
 #include "microbench/launch/interleaved_timing.hpp"
 
 #include <gtest/gtest.h>
@@ -190,6 +191,46 @@ TEST(InterleavedTiming, OneDisturbedCallPerSampleDoesNotMoveIt) {
   const auto d = paired_difference_per_unit(t.few, t.many, 1, 1000);
   EXPECT_NEAR(d.value, 3e-6, 1e-12);
   EXPECT_NEAR(d.spread, 0.0, 1e-9);
+}
+
+TEST(InterleavedTiming, KeepsThePartMediansOnlyWhenEveryCallReportsOne) {
+  // The host issues a launch in 3 µs and the GPU retires one in 5 µs: the part (time until the
+  // last launch call returned) grows by 3 µs a launch, the whole call by 5 µs.
+  const InterleavedSpec spec{.few = 1, .many = 100, .samples = 5, .inner = 3, .warmup = 1};
+  const auto t = time_interleaved(spec, std::function<TimedCall(long)>([](long k) {
+                                    const double n = static_cast<double>(k);
+                                    return TimedCall{.seconds = 20e-6 + 5e-6 * n, .part = 1e-6 + 3e-6 * n};
+                                  }));
+  ASSERT_EQ(t.few_part.size(), 5u);
+  ASSERT_EQ(t.many_part.size(), 5u);
+  EXPECT_NEAR(paired_difference_per_unit(t.few, t.many, 1, 100).value, 5e-6, 1e-15);
+  EXPECT_NEAR(paired_difference_per_unit(t.few_part, t.many_part, 1, 100).value, 3e-6, 1e-15);
+  // One call without a part: no part medians at all (never a median of partial data).
+  long call = 0;
+  const auto some = time_interleaved(spec, std::function<TimedCall(long)>([&](long k) {
+                                       return TimedCall{.seconds = 1e-6 * static_cast<double>(k), .part = call++ == 7 ? -1.0 : 0.0};
+                                     }));
+  EXPECT_EQ(some.few.size(), 5u);
+  EXPECT_TRUE(some.few_part.empty());
+  EXPECT_TRUE(some.many_part.empty());
+  // A plain timed function reports none.
+  EXPECT_TRUE(time_interleaved(spec, [](long k) { return 1e-6 * static_cast<double>(k); }).many_part.empty());
+}
+
+TEST(HostClock, MeasuresAPlausibleClockAndRecordsItPerSample) {
+#if defined(__x86_64__)
+  const double hz = measure_host_clock_hz();
+  EXPECT_GT(hz, 0.3e9) << "a dependent add takes one cycle: below 300 MHz means the chain was not timed";
+  EXPECT_LT(hz, 7e9) << "above 7 GHz means the adds did not wait for each other";
+  const InterleavedSpec spec{.few = 1, .many = 10, .samples = 4, .inner = 3, .warmup = 0, .host_clock = true};
+  const auto t = time_interleaved(spec, [](long k) { return 1e-6 * static_cast<double>(k); });
+  ASSERT_EQ(t.host_hz.size(), 4u);
+  for (double h : t.host_hz) EXPECT_GT(h, 0.3e9);
+#else
+  EXPECT_EQ(measure_host_clock_hz(), 0.0);
+#endif
+  EXPECT_TRUE(time_interleaved({.few = 1, .many = 2, .samples = 2, .warmup = 0}, [](long) { return 1e-6; })
+                  .host_hz.empty());
 }
 
 TEST(InterleavedTiming, RejectsBadSpecsAndStopsWhenInterrupted) {

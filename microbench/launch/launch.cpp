@@ -22,6 +22,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -93,24 +94,32 @@ void run_launch(Case& c) {
   }
 
   // Issues `k` launches (k is 1 or n) and waits for them; counts every launch made on the host.
+  // Asynchronous launches return when the last launch call did, before the wait: the host's own
+  // share of the time, which the difference method turns into the issue cost per launch.
+  using Clock = std::chrono::steady_clock;
   unsigned long long launched = 0;
-  std::function<void(long)> issue;
+  const bool asynchronous = method != "sync_each" && method != "graph_node";
+  std::function<std::optional<Clock::time_point>(long)> issue;
   if (method == "sync_each") {
-    issue = [&](long k) {
+    issue = [&](long k) -> std::optional<Clock::time_point> {
       launched += static_cast<unsigned long long>(k);
       kernels::launch_count_kernels_sync_each(counter, k, s);
+      return std::nullopt;
     };
   } else if (method == "graph_node") {
-    issue = [&](long k) {
+    issue = [&](long k) -> std::optional<Clock::time_point> {
       launched += static_cast<unsigned long long>(k);
       (k == 1 ? graph_one : graph_many).launch(s);
       GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+      return std::nullopt;
     };
   } else {
-    issue = [&](long k) {
+    issue = [&](long k) -> std::optional<Clock::time_point> {
       launched += static_cast<unsigned long long>(k);
       kernels::launch_count_kernels(api, counter, k, s);
+      const auto issued = Clock::now();
       GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+      return issued;
     };
   }
   // Warm-up: the first launch loads the module, a graph's first replay uploads it.
@@ -121,16 +130,20 @@ void run_launch(Case& c) {
   // to its CPU: drift and migrations cancel or vanish instead of widening the spread.
   const ScopedCpuPin pin;
   const InterleavedSpec sampling{
-      .few = 1, .many = n, .samples = launch_samples, .inner = launch_inner_timings, .warmup_s = 0.25};
+      .few = 1, .many = n, .samples = launch_samples, .inner = launch_inner_timings, .warmup_s = 0.25,
+      .host_clock = true};
   const auto times = time_interleaved(
       sampling,
-      [&](long k) {
-        const auto t0 = std::chrono::steady_clock::now();
-        issue(k);
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      },
+      std::function<TimedCall(long)>([&](long k) {
+        const auto t0 = Clock::now();
+        const auto issued = issue(k);
+        const auto t1 = Clock::now();
+        return TimedCall{.seconds = std::chrono::duration<double>(t1 - t0).count(),
+                         .part = issued ? std::chrono::duration<double>(*issued - t0).count() : -1.0};
+      }),
       [&] { return c.session().interrupted(); });
-  record_interleaved(c.result(), sampling, pin, times, "1 launch + sync", std::to_string(n) + " launches + sync");
+  record_interleaved(c.result(), sampling, pin, times, "1 launch + sync", std::to_string(n) + " launches + sync",
+                     "until the last launch call returned");
 
   unsigned long long counted = 0;
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&counted, counter, sizeof counted, cudaMemcpyDeviceToHost, s));
@@ -150,6 +163,33 @@ void run_launch(Case& c) {
                                  "s");
   if (info.published_us > 0) per.published = Published{info.published_us * 1e-6, info.published_note};
   c.add_metric(std::move(per));
+  // The same in host cycles, each pair at the clock measured beside it: what a launch costs the
+  // host whatever clock it ran at (host_clock.hpp).
+  if (!times.host_hz.empty()) {
+    std::vector<double> few_cycles, many_cycles;
+    for (std::size_t i = 0; i < times.host_hz.size(); ++i) {
+      few_cycles.push_back(times.few[i] * times.host_hz[i]);
+      many_cycles.push_back(times.many[i] * times.host_hz[i]);
+    }
+    Metric cycles = difference_metric(paired_difference_per_unit(few_cycles, many_cycles, 1.0, static_cast<double>(n)),
+                                      "per_launch_host_cycles",
+                                      "host cycles per launch, each pair at its measured host clock", "cycles");
+    cycles.headline = false;
+    c.add_metric(std::move(cycles));
+  }
+  // The host's share: (I(N) − I(1))/(N − 1) with I the time until the last launch call returned.
+  // Equal to per_launch when the host paces the launches; below it when the GPU retires the
+  // kernels more slowly than the host issues them (per_launch is then the GPU's pace).
+  if (asynchronous && !times.few_part.empty()) {
+    Metric part = difference_metric(
+        paired_difference_per_unit(times.few_part, times.many_part, 1.0, static_cast<double>(n)), "issue_per_launch",
+        "host time per launch call, before the wait (I(N) − I(1))/(N − 1)", "s");
+    part.headline = false;
+    const double host_share = part.value / c.result().find_metric("per_launch")->value;
+    c.add_metric(std::move(part));
+    c.add_metric({.tag = "issue_share", .name = "issue_per_launch / per_launch (1: the host paces the launches)",
+                  .unit = "x", .value = host_share, .higher_is_better = false, .role = MetricRole::derived});
+  }
 }
 
 // One line per method at its largest N: the per-launch costs side by side, and what a
