@@ -162,12 +162,24 @@ TEST(DenseCholeskyHost, BlockSizesByN) {
   EXPECT_EQ(cholesky_resident_fused_nb(8192), 256);
   EXPECT_EQ(cholesky_resident_fused_nb(12288), 512);
   EXPECT_EQ(cholesky_resident_fused_nb(16384), 512);
-  // The dataflow: the whole matrix up to 12288 (FP32) or 4096 (FP64), 4096-column panels above.
+  // The dataflow: FP32 the whole matrix up to 8192, 4096-column panels above; FP64 the whole
+  // matrix up to 4096, 4096-column panels up to 8192, 2048 above.
   EXPECT_EQ(cholesky_dataflow_panel(1000, 4), 1000);
-  EXPECT_EQ(cholesky_dataflow_panel(12288, 4), 12288);
+  EXPECT_EQ(cholesky_dataflow_panel(8192, 4), 8192);
+  EXPECT_EQ(cholesky_dataflow_panel(8193, 4), 4096);
+  EXPECT_EQ(cholesky_dataflow_panel(12288, 4), 4096);
   EXPECT_EQ(cholesky_dataflow_panel(16384, 4), 4096);
   EXPECT_EQ(cholesky_dataflow_panel(4096, 8), 4096);
   EXPECT_EQ(cholesky_dataflow_panel(8192, 8), 4096);
+  EXPECT_EQ(cholesky_dataflow_panel(8193, 8), 2048);
+  EXPECT_EQ(cholesky_dataflow_panel(16384, 8), 2048);
+  // The update's column blocks: set, or by precision (one syrk in FP32, 2048 columns in FP64).
+  CholeskyOptions o;
+  EXPECT_EQ(cholesky_update_step(o, 4, 5000), 5000);
+  EXPECT_EQ(cholesky_update_step(o, 8, 5000), kFp64UpdateBlock);
+  o.update_block = 96;
+  EXPECT_EQ(cholesky_update_step(o, 4, 5000), 96);
+  EXPECT_EQ(cholesky_update_step(o, 8, 5000), 96);
 }
 
 TEST(DenseCholeskyHost, DiagonalMethodNames) {

@@ -31,8 +31,9 @@ namespace {
 constexpr double kTolerance = 30.0;              // MAGMA testers' threshold
 constexpr std::int64_t kHostResidualMax = 4096;  // above: the cuBLAS residual
 constexpr std::int64_t kOpenblasMax = 8192;      // OpenBLAS potrf: ~1–2 s per call at 8192
-// One syrk over the whole trailing triangle: on the H200 it beat 2048-wide column blocks by
-// 1.3–1.6× at n = 8192–16384 (nb 128–256) and tied at nb = 512.
+// By precision (cholesky_update_step): in FP32 one syrk over the whole trailing triangle (on the
+// H200 it beat 2048-wide column blocks by 1.3–1.6× at n = 8192–16384, nb 128–256, and tied at
+// nb = 512); in FP64 2048-column blocks.
 constexpr std::int64_t kDefaultUpdateBlock = 0;
 
 CholeskyOptions options_for(Case& c, const std::string& method, std::int64_t n) {
@@ -51,6 +52,7 @@ CholeskyOptions options_for(Case& c, const std::string& method, std::int64_t n) 
   // The LU's u12 axis, for the GPU-resident Cholesky's L21: inv(L11)ᵀ GEMM or cuBLAS trsm.
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
   if (c.point().has("panel_sms")) o.panel_sms = static_cast<int>(c.integer("panel_sms"));
+  if (c.point().has("dataflow_panel")) o.dataflow_panel = c.integer("dataflow_panel");
   return o;
 }
 
@@ -128,6 +130,11 @@ int measure_cholesky(Case& c, const std::string& method, const std::string& data
     if (!c.measure(spec)) return -1;
     restore();
     c.result().data["options"] = describe(ws.options);
+    // What the defaults (0) resolved to at this n and precision.
+    c.result().data["update_block_columns"] = cholesky_update_step(ws.options, sizeof(T), n);
+    if (ws.options.diagonal == CholeskyDiagonal::dataflow)
+      c.result().data["dataflow_panel_columns"] =
+          std::min(n, ws.options.dataflow_panel > 0 ? ws.options.dataflow_panel : cholesky_dataflow_panel(n, sizeof(T)));
     if (data == "host") return cholesky_gpu_resident_host(n, work.data(), n, ws, s);
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));
     restore_device(0);
@@ -203,12 +210,22 @@ void run_cholesky_case(Case& c) {
 AxisSpec cholesky_update_block_axis() {
   return {.name = "update_block", .kind = AxisKind::integer,
           .help = "cholesky: trailing update in column blocks of this width (syrk on each diagonal square, one GEMM "
-                  "below it); 0: one syrk over the whole trailing triangle",
+                  "below it); 0: by precision (one syrk over the whole trailing triangle in s, 2048-column blocks in "
+                  "d); n or more: one syrk",
           .defaults = std::to_string(kDefaultUpdateBlock), .min = 0, .max = 65536};
 }
 
+AxisSpec cholesky_dataflow_panel_axis() {
+  return {.name = "dataflow_panel", .kind = AxisKind::integer,
+          .help = "cholesky, panel=dataflow: columns per dataflow launch, a multiple of 64 (one syrk updates the "
+                  "rest between launches); 0: by n and precision (s: the whole matrix up to n = 8192, 4096 columns "
+                  "above; d: the whole matrix up to 4096, 4096 columns up to 8192, 2048 above)",
+          .defaults = "0", .min = 0, .max = 65536};
+}
+
 bool cholesky_axes_at_default(const AxisPoint& p) {
-  return !p.has("update_block") || p.integer("update_block") == kDefaultUpdateBlock;
+  return (!p.has("update_block") || p.integer("update_block") == kDefaultUpdateBlock) &&
+         (!p.has("dataflow_panel") || p.integer("dataflow_panel") == 0);
 }
 
 bool cholesky_fig7_applies(const AxisPoint& p) {
@@ -220,10 +237,12 @@ bool cholesky_fig7_applies(const AxisPoint& p) {
        (p.text("panel") != "recursive" && p.text("panel") != "fused" && p.text("panel") != "dataflow")))
     return false;  // the LU's tournament has no Cholesky counterpart
   if (p.has("panel") && p.text("panel") == "dataflow") {
-    // No blocked loop: nb, u12 and panel_sms do not apply (update_block and gemm do, between panels).
+    // No blocked loop: nb, u12 and panel_sms do not apply (update_block, gemm and dataflow_panel do).
     if ((p.has("nb") && p.integer("nb") != 0) || (p.has("u12") && p.text("u12") != "inverse") ||
         (p.has("panel_sms") && p.integer("panel_sms") != 0))
       return false;
+  } else if (p.has("dataflow_panel") && p.integer("dataflow_panel") != 0) {
+    return false;  // dataflow only
   }
   if (m == "openblas")
     return p.text("data") == "host" && p.integer("n") <= kOpenblasMax && cholesky_axes_at_default(p) &&

@@ -14,6 +14,8 @@ namespace gpufact::dense {
 
 // Axis `update_block` (Cholesky only): CholeskyOptions::update_block.
 AxisSpec cholesky_update_block_axis();
+// Axis `dataflow_panel` (Cholesky, panel = dataflow): CholeskyOptions::dataflow_panel.
+AxisSpec cholesky_dataflow_panel_axis();
 // The fig7 points that exist for factorization = cholesky (LU-only axes at their defaults).
 bool cholesky_fig7_applies(const AxisPoint& p);
 // For the other factorizations: the Cholesky-only axes at their defaults.

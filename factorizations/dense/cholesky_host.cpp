@@ -44,7 +44,7 @@ std::string describe(const CholeskyOptions& o) {
   std::string s = "nb=" + std::to_string(o.nb);
   if (o.lookahead) s += " lookahead";
   s += o.inverse_trsm ? " inverse" : " trsm";
-  s += o.update_block > 0 ? " block=" + std::to_string(o.update_block) : std::string(" one_syrk");
+  s += o.update_block > 0 ? " block=" + std::to_string(o.update_block) : std::string(" block=by_precision");
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
   if (o.diagonal != CholeskyDiagonal::cusolver) s += std::string(" diagonal=") + cholesky_diagonal_name(o.diagonal);
   if (o.dataflow_panel > 0) s += " dataflow_panel=" + std::to_string(o.dataflow_panel);
@@ -72,6 +72,11 @@ std::vector<UpdateBlock> update_blocks(std::int64_t c0, std::int64_t c1, std::in
   return out;
 }
 
+std::int64_t cholesky_update_step(const CholeskyOptions& o, std::size_t element_bytes, std::int64_t columns) {
+  if (o.update_block > 0) return o.update_block;
+  return element_bytes == 8 ? kFp64UpdateBlock : std::max<std::int64_t>(columns, 1);
+}
+
 template <class T>
 int cholesky_blocked_host(std::int64_t n, T* a, std::int64_t lda, const CholeskyOptions& o) {
   validate(o);
@@ -93,7 +98,7 @@ int cholesky_blocked_host(std::int64_t n, T* a, std::int64_t lda, const Cholesky
     // L21 = A21 · L11⁻ᵀ, then the trailing lower triangle, block by block as the GPU drivers do.
     host::trsm(Side::right, Uplo::lower, Op::T, Diag::non_unit, below, w, T(1), at(s.j0, s.j0), lda, at(s.j1, s.j0),
                lda);
-    for (const UpdateBlock& b : update_blocks(s.j1, n, o.update_block)) {
+    for (const UpdateBlock& b : update_blocks(s.j1, n, cholesky_update_step(o, sizeof(T), below))) {
       host::syrk(Uplo::lower, Op::N, b.c1 - b.c0, w, T(-1), at(b.c0, s.j0), lda, T(1), at(b.c0, b.c0), lda);
       if (b.c1 < n)
         host::gemm(Op::N, Op::T, n - b.c1, b.c1 - b.c0, w, T(-1), at(b.c1, s.j0), lda, at(b.c0, s.j0), lda, T(1),
@@ -129,7 +134,9 @@ std::int64_t cholesky_resident_nb(std::int64_t n) {
 std::int64_t cholesky_resident_fused_nb(std::int64_t n) { return n >= 12288 ? 512 : (n >= 4096 ? 256 : 128); }
 
 std::int64_t cholesky_dataflow_panel(std::int64_t n, std::size_t element_bytes) {
-  return n <= (element_bytes == 4 ? 12288 : 4096) ? std::max<std::int64_t>(n, 64) : 4096;
+  if (element_bytes == 4) return n <= 8192 ? std::max<std::int64_t>(n, 64) : 4096;
+  if (n <= 4096) return std::max<std::int64_t>(n, 64);
+  return n <= 8192 ? 4096 : 2048;
 }
 
 template int cholesky_blocked_host<float>(std::int64_t, float*, std::int64_t, const CholeskyOptions&);

@@ -24,7 +24,7 @@ enum class CholeskyDiagonal {
   // the rest between panels; nb is not used.
   dataflow,
 };
-const char* cholesky_diagonal_name(CholeskyDiagonal d);  // "cusolver", "recursive", "fused"
+const char* cholesky_diagonal_name(CholeskyDiagonal d);  // "cusolver", "recursive", "fused", "dataflow"
 CholeskyDiagonal cholesky_diagonal_from(const std::string& name);  // throws std::invalid_argument
 
 struct CholeskyOptions {
@@ -35,7 +35,8 @@ struct CholeskyOptions {
   bool inverse_trsm = true;
   // Trailing update A22 −= L21·L21ᵀ (lower triangle only) in column blocks of this width: each
   // block's diagonal square by a rank-k triangle update (cuBLAS syrk, or gpufact's triangular
-  // SGEMM) and the rectangle below it by one GEMM. 0: the whole trailing triangle in one call.
+  // SGEMM) and the rectangle below it by one GEMM. 0: by precision (cholesky_update_step): the
+  // whole trailing triangle in one call in FP32, 2048-column blocks in FP64.
   std::int64_t update_block = 0;
   UpdateGemm gemm = UpdateGemm::cublas;
   CholeskyDiagonal diagonal = CholeskyDiagonal::cusolver;  // GPU-resident only
@@ -67,6 +68,14 @@ struct UpdateBlock {
 };
 // The blocks covering columns [c0, c1) (block = 0: one block).
 std::vector<UpdateBlock> update_blocks(std::int64_t c0, std::int64_t c1, std::int64_t block);
+// The update's column block for `columns` trailing columns of `element_bytes`-byte entries:
+// o.update_block where set, else kFp64UpdateBlock in FP64 and all of them in FP32.
+std::int64_t cholesky_update_step(const CholeskyOptions& o, std::size_t element_bytes, std::int64_t columns);
+// cuBLAS's dsyrk over a whole trailing triangle ran at ~45 TFLOP/s on the H100 where 2048-column
+// blocks (dsyrk on each diagonal square, one tensor-core DGEMM below) ran at ~52: n = 16384 and
+// 20480 at 40.4 and 41.5 TFLOP/s against 37.0 and 36.7 with one dsyrk (dataflow panels of 2048).
+// ssyrk keeps pace with sgemm, and FP32 was best with one call (H200: 38.4 against 37.7).
+inline constexpr std::int64_t kFp64UpdateBlock = 2048;
 
 // LAPACK potrf semantics, lower: the column-major n × n `a` (lda >= max(1, n)); its lower
 // triangle is overwritten by L, the strict upper triangle is neither read nor written. Returns
@@ -100,11 +109,13 @@ std::int64_t cholesky_resident_nb(std::int64_t n);
 // two around cuBLAS calls): 128 below n = 4096, 256 up to 12288, 512 above (measured on the H200,
 // FP32: 8192 20.7 TFLOP/s at 256 against 17.4 at 128; 16384 34.7 at 512, 34.2 at 384, 33.2 at 256).
 std::int64_t cholesky_resident_fused_nb(std::int64_t n);
-// Columns per dataflow launch when CholeskyOptions::dataflow_panel is 0: the whole matrix up to
-// n = 12288 (FP32) or 4096 (FP64), 4096-column panels above (H200, FP32: n = 8192 whole 6.67 ms
-// against 6.87 in 4096-column panels; n = 16384 in 37.7 ms with 4096, 39.4 with 2048, 41.6 with
-// 8192, 48.5 whole; FP64: n = 8192 in 6.46 ms with 4096 against 6.85 whole, n = 16384 in 38.8 ms
-// with 2048, 39.6 with 4096, 45.9 with 8192, 54.2 whole).
+// Columns per dataflow launch when CholeskyOptions::dataflow_panel is 0. FP32: the whole matrix
+// up to n = 8192, 4096-column panels above (H200: n = 8192 whole 6.67 ms against 6.87 in
+// 4096-column panels; n = 16384 in 37.7 ms with 4096, 39.4 with 2048, 41.6 with 8192, 48.5
+// whole; H100: n = 12288 whole at 28.5 TFLOP/s against cuSOLVER's 32.2, 16384/32768 at
+// 38.3/44.6 with 4096, 37.0/38.1 with 2048, 34.1/40.8 with 8192). FP64: the whole matrix up to 4096, 4096-column panels up to 8192 (H200: 6.46 ms against
+// 6.85 whole), 2048 above (H100, panels of 1024/2048/3072/4096: n = 12288 at 32.4/33.6/33.0/32.3
+// TFLOP/s, 16384 at 34.8/35.6/35.3/34.5, 20480 at 35.5/36.7/36.1/35.4, one dsyrk between).
 std::int64_t cholesky_dataflow_panel(std::int64_t n, std::size_t element_bytes);
 
 }  // namespace gpufact::dense

@@ -48,7 +48,7 @@ void cholesky_update_columns(DeviceMatrix<T> d, const T* l, std::int64_t ldl, st
   const UpdateGemmFn<T> gemm = update_gemm_fn<T>(o.gemm);
   // update_blocks' blocks, walked without building the list: this runs twice per step inside the
   // factorization loop, which allocates nothing.
-  const std::int64_t step = o.update_block > 0 ? o.update_block : c1 - c0;
+  const std::int64_t step = cholesky_update_step(o, sizeof(T), c1 - c0);
   double flops = 0;
   for (std::int64_t b0 = c0; b0 < c1; b0 += step) {
     const std::int64_t b1 = std::min(c1, b0 + step);

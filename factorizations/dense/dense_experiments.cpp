@@ -474,7 +474,7 @@ AxisSpec panel_axis() {
                   "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
-                  "per 4096-column panel (the whole matrix up to n = 12288 in s, 4096 in d; nb must be 0)",
+                  "per column panel (axis dataflow_panel; nb must be 0)",
           .defaults = "cusolver,dataflow", .full = "cusolver,tournament,recursive,fused,dataflow",
           .choices = {"cusolver", "tournament", "recursive", "fused", "dataflow"}};
 }
@@ -548,6 +548,7 @@ void register_dense(Registry& registry) {
                  "volkov08 §5), or by cuBLAS trsm (the ablation)",
          .defaults = "inverse", .choices = {"inverse", "trsm"}},
         cholesky_update_block_axis(),
+        cholesky_dataflow_panel_axis(),
         panel_sms_axis(),
     };
     // Quick: FP32 at the two sizes (n = 4096 and 16384; 37 cases with the Cholesky's dataflow,
@@ -579,6 +580,9 @@ void register_dense(Registry& registry) {
       if (p.text("panel") == "tournament" && leaf > 64)
         throw UsageError("axis 'leaf': " + std::to_string(leaf) +
                          " with panel=tournament must be 0 (32) or in 8..64 (the TSLU leaf's widest)");
+      if (p.integer("dataflow_panel") % 64 != 0)
+        throw UsageError("axis 'dataflow_panel': " + std::to_string(p.integer("dataflow_panel")) +
+                         " is not 0 (by n) or a multiple of 64");
       if (p.text("gemm") != "cublas" && p.text("precision") == "d")
         throw UsageError("axis 'gemm': " + p.text("gemm") + " has no FP64 slot; use gemm=cublas for precision d");
     };
