@@ -137,6 +137,37 @@ TEST_F(GpuChase, TraceReturnsTheCycleIndicesAndPositiveLatencies) {
   EXPECT_EQ(random.trace(2048, 100, true).mismatches, 0u);
 }
 
+TEST_F(GpuChase, TwoSmTraceFollowsTheOtherSmsWalk) {
+  int sms = 0, dev = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  ASSERT_GE(sms, 2);
+  for (auto width : {ChaseWidth::u32, ChaseWidth::u64})
+    for (bool random : {false, true}) {
+      ChaseBench bench(1u << 20, 1, stream_);
+      ASSERT_EQ(bench.prepare({.bytes = 1u << 20, .stride_bytes = 128, .access = ChaseAccess::global_cg,
+                               .width = width, .random = random, .seed = 11}),
+                0u);
+      // The trace continues where the other SM's walk stopped: after 1000 steps, and after the
+      // whole cycle (back at the start).
+      for (long long walk : {1000LL, static_cast<long long>(bench.cycle().length)}) {
+        const auto t = bench.trace_two_sms(sms - 1, 0, 2048, walk);
+        EXPECT_TRUE(t.ran);
+        EXPECT_EQ(t.mismatches, 0u) << "walk " << walk;
+        ASSERT_EQ(t.latency.size(), 2048u);
+        for (auto v : t.latency) ASSERT_GT(v, 0u);
+      }
+    }
+  ChaseBench bench(64u << 10, 1, stream_);
+  ASSERT_EQ(bench.prepare({.bytes = 64u << 10, .stride_bytes = 128, .access = ChaseAccess::global_cg}), 0u);
+  EXPECT_THROW(bench.trace_two_sms(0, 0, 16, 10), std::invalid_argument) << "the same SM twice";
+  EXPECT_THROW(bench.trace_two_sms(sms, 0, 16, 10), std::invalid_argument) << "no such SM";
+  EXPECT_THROW(bench.trace_two_sms(1, 0, kernels::chase_trace_max + 1, 10), std::invalid_argument);
+  ChaseBench ca(64u << 10, 1, stream_);
+  ASSERT_EQ(ca.prepare({.bytes = 64u << 10, .stride_bytes = 128, .access = ChaseAccess::global_ca}), 0u);
+  EXPECT_THROW(ca.trace_two_sms(1, 0, 16, 10), std::invalid_argument) << "cg loads only";
+}
+
 TEST_F(GpuChase, MultiSmPutsOneChaseOnEverySm) {
   int sms = 0;
   GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

@@ -172,6 +172,66 @@ __global__ void chase_trace_kernel(const T* array, std::size_t elements, T start
   out->reserved = 0;
 }
 
+__device__ __forceinline__ unsigned long long read_globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// See launch_chase_trace_two_sms. The flag is zero at launch; the walker's release store after its
+// last load and the tracer's acquire loads order the two.
+template <class T>
+__global__ void chase_trace_two_sms_kernel(const T* array, T start, long long warm, unsigned int warm_sm,
+                                           unsigned int trace_sm, int trace_len, unsigned int* flag,
+                                           std::uint32_t* latency_out, unsigned long long* index_out,
+                                           ChaseSample* out) {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];  // also keeps one block per SM
+  if (threadIdx.x != 0) return;
+  const unsigned int sm = read_smid();
+  constexpr ChaseAccess A = ChaseAccess::global_cg;
+  if (sm == warm_sm) {
+    T k = start;
+    for (long long i = 0; i < warm; ++i) k = load_next<A>(array, 0u, k);
+    out[1].cycles = 0;
+    out[1].last_index = static_cast<unsigned long long>(k);
+    out[1].smid = sm;
+    out[1].reserved = 0;
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(1u) : "memory");
+    return;
+  }
+  if (sm != trace_sm) return;
+  const unsigned long long t_wait = read_globaltimer();
+  unsigned int ready = 0;
+  while (true) {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(ready) : "l"(flag) : "memory");
+    if (ready) break;
+    if (read_globaltimer() - t_wait > 2'000'000'000ull) {
+      out[0] = {0, 0, sm, 1};
+      return;
+    }
+    __nanosleep(200);
+  }
+  auto* s_latency = reinterpret_cast<std::uint32_t*>(dynamic_shared);
+  auto* s_index = reinterpret_cast<T*>(dynamic_shared + round16(trace_len * sizeof(std::uint32_t)));
+  const unsigned int ibase = static_cast<unsigned int>(__cvta_generic_to_shared(s_index));
+  const unsigned int lbase = static_cast<unsigned int>(__cvta_generic_to_shared(s_latency));
+  T k = static_cast<T>(out[1].last_index);  // written before the release the acquire saw
+  const long long c0 = read_clock();
+  for (int i = 0; i < trace_len; ++i) {
+    const long long t0 = read_clock();
+    k = load_next<A>(array, 0u, k);
+    store_shared(ibase + static_cast<unsigned int>(i * sizeof(T)), k);
+    const long long t1 = read_clock();
+    store_shared(lbase + static_cast<unsigned int>(i * 4), static_cast<std::uint32_t>(t1 - t0));
+  }
+  const long long c1 = read_clock();
+  for (int i = 0; i < trace_len; ++i) {
+    latency_out[i] = s_latency[i];
+    index_out[i] = static_cast<unsigned long long>(s_index[i]);
+  }
+  out[0] = {static_cast<unsigned long long>(c1 - c0), static_cast<unsigned long long>(k), sm, 0};
+}
+
 template <class T>
 __global__ void chase_walk_kernel(const T* a, std::size_t elements, T start, unsigned long long steps, ChaseWalk* out) {
   T k = start;
@@ -327,6 +387,53 @@ void launch_chase_addresses(const ChaseLaunch& p, ChaseSample* out, cudaStream_t
 }
 
 }  // namespace
+
+namespace {
+template <class T>
+void launch_two_sms_typed(const ChaseLaunch& p, int warm_sm, int trace_sm, int trace_len, std::uint32_t* latency_out,
+                          unsigned long long* index_out, ChaseSample* out, unsigned int* flag, cudaStream_t stream) {
+  const auto per_sm = static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
+  const std::size_t trace_bytes =
+      round16(static_cast<std::size_t>(trace_len) * 4) + static_cast<std::size_t>(trace_len) * sizeof(T);
+  const std::size_t shared = std::max(trace_bytes, per_sm / 2 + 1024);  // one block per SM
+  auto kernel = chase_trace_two_sms_kernel<T>;
+  prepare(kernel, shared, -1);
+  int per_sm_blocks = 0;
+  GPUFACT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_blocks, kernel, 1, shared));
+  if (per_sm_blocks < 1) throw std::invalid_argument("pointer chase on two SMs: the kernel does not fit an SM");
+  const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(unsigned int), stream));
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(out, 0, 2 * sizeof(ChaseSample), stream));
+  const T* array = static_cast<const T*>(p.array);
+  T start = static_cast<T>(p.start);
+  long long warm = p.warm_steps;
+  auto w = static_cast<unsigned int>(warm_sm), t = static_cast<unsigned int>(trace_sm);
+  void* args[] = {&array, &start, &warm, &w, &t, &trace_len, &flag, &latency_out, &index_out, &out};
+  GPUFACT_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(sms)),
+                                                 dim3(1), args, shared, stream));
+  GPUFACT_CHECK_LAUNCH();
+}
+}  // namespace
+
+void launch_chase_trace_two_sms(const ChaseLaunch& p, int warm_sm, int trace_sm, int trace_len,
+                                std::uint32_t* latency_out, unsigned long long* index_out, ChaseSample* out,
+                                unsigned int* flag, cudaStream_t stream) {
+  check_launch(p);
+  if (p.access != ChaseAccess::global_cg || p.width == ChaseWidth::address)
+    throw std::invalid_argument("pointer chase on two SMs: global_cg loads of u32 or u64 indices only");
+  if (trace_len < 1 || trace_len > chase_trace_max)
+    throw std::invalid_argument("pointer chase trace: length must be 1.." + std::to_string(chase_trace_max));
+  const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
+  if (warm_sm < 0 || trace_sm < 0 || warm_sm >= sms || trace_sm >= sms || warm_sm == trace_sm)
+    throw std::invalid_argument("pointer chase on two SMs: warm_sm " + std::to_string(warm_sm) + " and trace_sm " +
+                                std::to_string(trace_sm) + " must be two different SMs in 0.." +
+                                std::to_string(sms - 1));
+  if (p.width == ChaseWidth::u32)
+    launch_two_sms_typed<std::uint32_t>(p, warm_sm, trace_sm, trace_len, latency_out, index_out, out, flag, stream);
+  else
+    launch_two_sms_typed<unsigned long long>(p, warm_sm, trace_sm, trace_len, latency_out, index_out, out, flag,
+                                             stream);
+}
 
 void launch_chase(const ChaseLaunch& p, ChaseSample* out, cudaStream_t stream) {
   check_launch(p);

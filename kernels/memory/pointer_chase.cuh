@@ -60,6 +60,17 @@ void launch_chase(const ChaseLaunch& p, ChaseSample* out, cudaStream_t stream);
 void launch_chase_trace(const ChaseLaunch& p, int trace_len, std::uint32_t* latency_out,
                         unsigned long long* index_out, ChaseSample* out, cudaStream_t stream);
 
+// Two SMs (an L2 split into partitions, each line homed in one): the block on SM `warm_sm` walks
+// p.warm_steps steps from p.start with L1-bypassing loads, so the L2 holds the lines as that SM
+// left them; then the block on SM `trace_sm`, which has never touched them, traces `trace_len`
+// (<= chase_trace_max) steps from where the walk ended, as launch_chase_trace. One block per SM
+// on every SM, launched cooperatively (all co-resident, so the tracer can wait for the walker);
+// only the two named blocks work. out[0] describes the trace (reserved = 1: the walker's flag
+// never came within 2 s, the trace is empty), out[1] the walk. Global u32/u64 arrays only.
+void launch_chase_trace_two_sms(const ChaseLaunch& p, int warm_sm, int trace_sm, int trace_len,
+                                std::uint32_t* latency_out, unsigned long long* index_out, ChaseSample* out,
+                                unsigned int* flag, cudaStream_t stream);
+
 // Verification walk, one thread, plain loads: `steps` steps from `start`, bounds-checked.
 struct ChaseWalk {
   unsigned long long first_return;  // step at which the walk first came back to start; 0: never

@@ -409,6 +409,59 @@ void study_carveout(Case& c, StudyRunner& r, int per_octave) {
   c.result().data["curves"] = data;
 }
 
+// Partitions seen from SM 0 (two-SM traces): after an L2 flush, SM w walks an 8 MiB array once
+// with cg loads, then SM 0 traces its first touch of the lines. A line homed in SM 0's partition
+// is a near hit; a line homed in the other one is a far hit unless w's walk also left a copy in
+// SM 0's partition, which it does when w shares that partition. So a warm SM in the other
+// partition shows two hit clusters (near, far), one in SM 0's own partition one: the scan over
+// every w gives both latencies and which SMs share SM 0's partition.
+struct PartitionScan {
+  std::vector<double> near, far, far_share;  // per warm SM that showed two hit clusters
+  std::vector<int> peers, others;             // warm SMs with one hit cluster / with two
+  nlohmann::json per_sm = nlohmann::json::array();
+};
+
+PartitionScan scan_partitions(Case& c, StudyRunner& r, double dram_cycles, double overhead) {
+  PartitionScan out;
+  cudaStream_t s = c.stream();
+  const int sms = c.session().gpu().sm_count;
+  const std::size_t bytes = 8 * MiB;
+  ChaseBench bench(bytes, 1, s);
+  const std::uint64_t bad =
+      bench.prepare({.bytes = bytes, .stride_bytes = 128, .access = ChaseAccess::global_cg}, kWalkBudgetCycles);
+  r.add_mismatches(bad, "two-SM partition array: " + bench.check_detail());
+  if (bad) return out;
+  const auto walk = static_cast<long long>(bench.cycle().length);
+  int absent = 0;
+  for (int w = 1; w < sms && absent < 3; ++w) {
+    c.session().flush_l2(s);
+    const auto tr = bench.trace_two_sms(w, 0, kernels::chase_trace_max, walk);
+    if (!tr.ran) {  // an SM id the device does not use: the tracer waited 2 s for nothing
+      ++absent;
+      out.per_sm.push_back({{"warm_sm", w}, {"ran", false}});
+      continue;
+    }
+    r.add_mismatches(tr.mismatches, "two-SM trace after SM " + std::to_string(w) + "'s walk: indices off the cycle");
+    std::vector<double> lat;
+    for (auto v : tr.latency) lat.push_back(std::max(1.0, static_cast<double>(v) - overhead));
+    const auto clusters = cluster_values(lat);
+    const auto hits = hit_clusters(clusters, dram_cycles);
+    nlohmann::json medians = nlohmann::json::array();
+    for (const auto& h : hits) medians.push_back({{"median_cycles", h.median}, {"fraction", h.fraction}});
+    out.per_sm.push_back({{"warm_sm", w}, {"ran", true}, {"hit_clusters", medians}});
+    if (auto split = split_partitions({clusters}, dram_cycles)) {
+      out.others.push_back(w);
+      out.near.push_back(split->near.median);
+      out.far.push_back(split->far.median);
+      out.far_share.push_back(static_cast<double>(split->far.count) /
+                              static_cast<double>(split->near.count + split->far.count));
+    } else if (hits.size() == 1) {
+      out.peers.push_back(w);
+    }
+  }
+  return out;
+}
+
 // L2 near/far partitions: warm per-access traces of cg loads (a new line per access); latencies
 // cluster by the partition holding each line. The trace's own overhead (clock reads, a shared
 // store) is measured on L1 hits and subtracted. Two sizes: 8 MiB, and 0.8 × the device's L2. On
@@ -482,7 +535,31 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     c.add_metric(m);
     if (mhz > 0) c.add_metric(derived_metric(key + "_ns", name + " (ns)", "ns", cl.median * 1e3 / mhz, false, false));
   };
-  if (auto split = split_partitions(traced, dram_cycles)) {
+  const PartitionScan scan = scan_partitions(c, r, dram_cycles, overhead);
+  c.result().data["two_sm_scan"] = {{"trace_sm", 0}, {"array_bytes", 8 * MiB},
+                                    {"same_partition_as_sm0", scan.peers}, {"other_partition", scan.others},
+                                    {"per_warm_sm", scan.per_sm}};
+  auto scan_metric = [&](const std::string& key, const std::string& name, const std::vector<double>& cycles) {
+    c.add_metric(with_samples({.tag = key + "_cycles", .name = name + " (cycles; one sample per warm SM)",
+                               .unit = "cycles", .role = MetricRole::derived},
+                              cycles));
+    std::vector<double> ns;
+    for (double v : cycles) ns.push_back(v * 1e3 / mhz);
+    if (mhz > 0)
+      c.add_metric(with_samples(
+          {.tag = key + "_ns", .name = name + " (ns)", .unit = "ns", .role = MetricRole::derived}, ns));
+  };
+  if (!scan.near.empty()) {
+    scan_metric("l2_near", "L2 near-partition hit, SM 0's first touch", scan.near);
+    scan_metric("l2_far", "L2 far-partition hit, SM 0's first touch", scan.far);
+    c.add_metric(with_samples({.tag = "l2_far_share", .name = "share of the lines homed in the far partition",
+                               .unit = "", .role = MetricRole::derived},
+                              scan.far_share));
+    c.add_metric(derived_metric("l2_partition_sms", "SMs sharing SM 0's L2 partition (SM 0 included)", "",
+                                static_cast<double>(scan.peers.size() + 1), false, false));
+    c.add_metric(derived_metric("l2_other_partition_sms", "SMs whose walk left far hits for SM 0", "",
+                                static_cast<double>(scan.others.size()), false, false));
+  } else if (auto split = split_partitions(traced, dram_cycles)) {
     level_metric("l2_near", "L2 near-partition hit", split->near);
     level_metric("l2_far", "L2 far-partition hit", split->far);
     const auto hits = hit_clusters(traced[split->trace], dram_cycles);
@@ -496,7 +573,8 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     const auto hits = hit_clusters(traced.front(), dram_cycles);
     if (!hits.empty()) {
       level_metric("l2_hit_single_cluster", "L2 hit (one latency cluster: no partitions seen)", hits.front());
-      c.result().reason = "one L2 latency cluster below the DRAM latency at every traced size: no near/far partitions seen";
+      c.result().reason = "one L2 latency cluster below the DRAM latency at every traced size and after every other "
+                          "SM's walk: no near/far partitions seen";
     }
   }
 }

@@ -234,6 +234,32 @@ ChaseTrace ChaseBench::trace(int length, long long warm_steps, bool touch_first)
   if (touch_first && spec_.access != kernels::ChaseAccess::shared)
     kernels::launch_touch_sectors(array_.data(), spec_.bytes, sink_.data(), stream_);
   kernels::launch_chase_trace(p, length, lat.data(), idx.data(), samples_.data(), stream_);
+  return finish_trace(lat, idx, warm_steps);
+}
+
+ChaseTrace ChaseBench::trace_two_sms(int warm_sm, int trace_sm, int length, long long warm_steps) {
+  if (!ready_) throw std::logic_error("ChaseBench::trace_two_sms before a successful prepare");
+  auto p = launch_params(warm_steps, 0);
+  p.blocks = 1;
+  p.one_block_per_sm = false;
+  DeviceBuffer<std::uint32_t> lat(static_cast<std::size_t>(length));
+  DeviceBuffer<unsigned long long> idx(static_cast<std::size_t>(length));
+  DeviceBuffer<kernels::ChaseSample> out(2);
+  DeviceBuffer<unsigned int> flag(1);
+  kernels::launch_chase_trace_two_sms(p, warm_sm, trace_sm, length, lat.data(), idx.data(), out.data(), flag.data(),
+                                      stream_);
+  kernels::ChaseSample host[2]{};
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(host, out.data(), sizeof host, cudaMemcpyDeviceToHost, stream_));
+  ChaseTrace t = finish_trace(lat, idx, warm_steps);
+  t.ran = host[0].reserved == 0 && host[0].smid == static_cast<unsigned>(trace_sm) &&
+          host[1].smid == static_cast<unsigned>(warm_sm);
+  if (!t.ran) t.mismatches = 0;  // nothing was traced: the indices are the buffer's, not a walk's
+  return t;
+}
+
+ChaseTrace ChaseBench::finish_trace(const DeviceBuffer<std::uint32_t>& lat, const DeviceBuffer<unsigned long long>& idx,
+                                    long long warm_steps) {
+  const auto length = static_cast<int>(lat.size());
   ChaseTrace t;
   t.latency.resize(static_cast<std::size_t>(length));
   std::vector<unsigned long long> raw(static_cast<std::size_t>(length));

@@ -48,6 +48,7 @@ struct ChaseTrace {
   std::vector<std::uint32_t> latency;  // cycles per access, in walk order
   std::vector<std::uint64_t> index;    // index each access returned
   std::uint64_t mismatches = 0;        // indices that differ from the host's cycle
+  bool ran = true;                     // trace_two_sms: both named SMs ran (false: no trace taken)
 };
 
 class ChaseBench {
@@ -69,8 +70,15 @@ class ChaseBench {
   // Per-access latencies of `length` accesses after `warm_steps` untimed ones (0: a cold
   // start; flush the L2 first for a cold array).
   ChaseTrace trace(int length, long long warm_steps, bool touch_first);
+  // `length` accesses traced on SM `trace_sm` after SM `warm_sm` walked `warm_steps` (L1-bypassing
+  // loads; kernels::launch_chase_trace_two_sms). Flush the L2 first so that only the walk placed
+  // the lines. ChaseTrace::ran is false (and the trace meaningless) when no block ran on one of
+  // the two SMs (an SM id the device does not use); mismatches as trace().
+  ChaseTrace trace_two_sms(int warm_sm, int trace_sm, int length, long long warm_steps);
 
  private:
+  ChaseTrace finish_trace(const DeviceBuffer<std::uint32_t>& lat, const DeviceBuffer<unsigned long long>& idx,
+                          long long warm_steps);
   kernels::ChaseLaunch launch_params(long long warm, long long timed) const;
   std::size_t region_bytes_ = 0;
   int blocks_ = 1;
