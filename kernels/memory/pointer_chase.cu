@@ -138,21 +138,14 @@ __global__ void rebase_kernel(unsigned long long* array, std::size_t elements, s
 
 // Per-access trace: the loaded index is stored to shared memory before the second clock read,
 // so that read waits for the load (in-order issue); the latency includes that store's issue.
+// `trace_len` steps from k, recorded in shared memory (latencies at s_latency, indices at
+// s_index), then copied out; returns the last index, the whole trace's cycles in *cycles.
 template <class T, ChaseAccess A>
-__global__ void chase_trace_kernel(const T* array, std::size_t elements, T start, long long warm, int trace_len,
-                                   std::uint32_t* latency_out, unsigned long long* index_out, ChaseSample* out) {
-  extern __shared__ __align__(16) unsigned char dynamic_shared[];
-  const std::size_t array_bytes = A == ChaseAccess::shared ? round16(elements * sizeof(T)) : 0;
-  T* s = reinterpret_cast<T*>(dynamic_shared);
-  auto* s_latency = reinterpret_cast<std::uint32_t*>(dynamic_shared + array_bytes);
-  auto* s_index = reinterpret_cast<T*>(dynamic_shared + array_bytes + round16(trace_len * sizeof(std::uint32_t)));
-  copy_in<T, A>(s, array, elements);
-  if (threadIdx.x != 0) return;
-  const unsigned int sbase = static_cast<unsigned int>(__cvta_generic_to_shared(s));
+__device__ __forceinline__ T trace_steps(const T* array, unsigned int sbase, T k, int trace_len, std::uint32_t* s_latency,
+                         T* s_index, std::uint32_t* latency_out, unsigned long long* index_out,
+                         unsigned long long* cycles) {
   const unsigned int ibase = static_cast<unsigned int>(__cvta_generic_to_shared(s_index));
   const unsigned int lbase = static_cast<unsigned int>(__cvta_generic_to_shared(s_latency));
-  T k = start;
-  for (long long i = 0; i < warm; ++i) k = load_next<A>(array, sbase, k);
   const long long c0 = read_clock();
   for (int i = 0; i < trace_len; ++i) {
     const long long t0 = read_clock();
@@ -166,7 +159,26 @@ __global__ void chase_trace_kernel(const T* array, std::size_t elements, T start
     latency_out[i] = s_latency[i];
     index_out[i] = static_cast<unsigned long long>(s_index[i]);
   }
-  out->cycles = static_cast<unsigned long long>(c1 - c0);
+  *cycles = static_cast<unsigned long long>(c1 - c0);
+  return k;
+}
+
+template <class T, ChaseAccess A>
+__global__ void chase_trace_kernel(const T* array, std::size_t elements, T start, long long warm, int trace_len,
+                                   std::uint32_t* latency_out, unsigned long long* index_out, ChaseSample* out) {
+  extern __shared__ __align__(16) unsigned char dynamic_shared[];
+  const std::size_t array_bytes = A == ChaseAccess::shared ? round16(elements * sizeof(T)) : 0;
+  T* s = reinterpret_cast<T*>(dynamic_shared);
+  auto* s_latency = reinterpret_cast<std::uint32_t*>(dynamic_shared + array_bytes);
+  auto* s_index = reinterpret_cast<T*>(dynamic_shared + array_bytes + round16(trace_len * sizeof(std::uint32_t)));
+  copy_in<T, A>(s, array, elements);
+  if (threadIdx.x != 0) return;
+  const unsigned int sbase = static_cast<unsigned int>(__cvta_generic_to_shared(s));
+  T k = start;
+  for (long long i = 0; i < warm; ++i) k = load_next<A>(array, sbase, k);
+  unsigned long long cycles = 0;
+  k = trace_steps<T, A>(array, sbase, k, trace_len, s_latency, s_index, latency_out, index_out, &cycles);
+  out->cycles = cycles;
   out->last_index = static_cast<unsigned long long>(k);
   out->smid = read_smid();
   out->reserved = 0;
@@ -213,23 +225,10 @@ __global__ void chase_trace_two_sms_kernel(const T* array, T start, long long wa
   }
   auto* s_latency = reinterpret_cast<std::uint32_t*>(dynamic_shared);
   auto* s_index = reinterpret_cast<T*>(dynamic_shared + round16(trace_len * sizeof(std::uint32_t)));
-  const unsigned int ibase = static_cast<unsigned int>(__cvta_generic_to_shared(s_index));
-  const unsigned int lbase = static_cast<unsigned int>(__cvta_generic_to_shared(s_latency));
   T k = static_cast<T>(out[1].last_index);  // written before the release the acquire saw
-  const long long c0 = read_clock();
-  for (int i = 0; i < trace_len; ++i) {
-    const long long t0 = read_clock();
-    k = load_next<A>(array, 0u, k);
-    store_shared(ibase + static_cast<unsigned int>(i * sizeof(T)), k);
-    const long long t1 = read_clock();
-    store_shared(lbase + static_cast<unsigned int>(i * 4), static_cast<std::uint32_t>(t1 - t0));
-  }
-  const long long c1 = read_clock();
-  for (int i = 0; i < trace_len; ++i) {
-    latency_out[i] = s_latency[i];
-    index_out[i] = static_cast<unsigned long long>(s_index[i]);
-  }
-  out[0] = {static_cast<unsigned long long>(c1 - c0), static_cast<unsigned long long>(k), sm, 0};
+  unsigned long long cycles = 0;
+  k = trace_steps<T, A>(array, 0u, k, trace_len, s_latency, s_index, latency_out, index_out, &cycles);
+  out[0] = {cycles, static_cast<unsigned long long>(k), sm, 0};
 }
 
 template <class T>

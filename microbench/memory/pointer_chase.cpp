@@ -224,11 +224,16 @@ ChasePoint ChaseBench::measure(int repetitions, double budget_cycles, long long 
   return pt;
 }
 
-ChaseTrace ChaseBench::trace(int length, long long warm_steps, bool touch_first) {
-  if (!ready_) throw std::logic_error("ChaseBench::trace before a successful prepare");
+kernels::ChaseLaunch ChaseBench::trace_params(long long warm_steps) const {
+  if (!ready_) throw std::logic_error("ChaseBench: trace before a successful prepare");
   auto p = launch_params(warm_steps, 0);
   p.blocks = 1;
   p.one_block_per_sm = false;
+  return p;
+}
+
+ChaseTrace ChaseBench::trace(int length, long long warm_steps, bool touch_first) {
+  const auto p = trace_params(warm_steps);
   DeviceBuffer<std::uint32_t> lat(static_cast<std::size_t>(length));
   DeviceBuffer<unsigned long long> idx(static_cast<std::size_t>(length));
   if (touch_first && spec_.access != kernels::ChaseAccess::shared)
@@ -238,10 +243,7 @@ ChaseTrace ChaseBench::trace(int length, long long warm_steps, bool touch_first)
 }
 
 ChaseTrace ChaseBench::trace_two_sms(int warm_sm, int trace_sm, int length, long long warm_steps) {
-  if (!ready_) throw std::logic_error("ChaseBench::trace_two_sms before a successful prepare");
-  auto p = launch_params(warm_steps, 0);
-  p.blocks = 1;
-  p.one_block_per_sm = false;
+  const auto p = trace_params(warm_steps);
   DeviceBuffer<std::uint32_t> lat(static_cast<std::size_t>(length));
   DeviceBuffer<unsigned long long> idx(static_cast<std::size_t>(length));
   DeviceBuffer<kernels::ChaseSample> out(2);

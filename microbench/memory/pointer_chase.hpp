@@ -80,6 +80,7 @@ class ChaseBench {
   ChaseTrace finish_trace(const DeviceBuffer<std::uint32_t>& lat, const DeviceBuffer<unsigned long long>& idx,
                           long long warm_steps);
   kernels::ChaseLaunch launch_params(long long warm, long long timed) const;
+  kernels::ChaseLaunch trace_params(long long warm_steps) const;  // one block; throws before prepare
   std::size_t region_bytes_ = 0;
   int blocks_ = 1;
   cudaStream_t stream_ = nullptr;
