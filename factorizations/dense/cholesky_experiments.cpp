@@ -133,8 +133,7 @@ int measure_cholesky(Case& c, const std::string& method, const std::string& data
     // What the defaults (0) resolved to at this n and precision.
     c.result().data["update_block_columns"] = cholesky_update_step(ws.options, sizeof(T), n);
     if (ws.options.diagonal == CholeskyDiagonal::dataflow)
-      c.result().data["dataflow_panel_columns"] =
-          std::min(n, ws.options.dataflow_panel > 0 ? ws.options.dataflow_panel : cholesky_dataflow_panel(n, sizeof(T)));
+      c.result().data["dataflow_panel_columns"] = cholesky_dataflow_width(n, ws.options, sizeof(T));
     if (data == "host") return cholesky_gpu_resident_host(n, work.data(), n, ws, s);
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(dwork.data(), 0xff, bytes, s));
     restore_device(0);

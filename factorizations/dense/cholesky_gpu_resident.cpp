@@ -27,11 +27,6 @@ bool blocked_inverse_gemm(std::int64_t n, const CholeskyOptions& o) {
   return o.inverse_trsm && n > o.nb && o.diagonal != CholeskyDiagonal::dataflow;
 }
 
-// Columns per dataflow launch (the first panel's, the widest).
-std::int64_t dataflow_width(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes) {
-  return std::min(n, o.dataflow_panel > 0 ? o.dataflow_panel : cholesky_dataflow_panel(n, element_bytes));
-}
-
 }  // namespace
 
 template <class T>
@@ -70,8 +65,8 @@ CholeskyResidentWorkspace<T>::CholeskyResidentWorkspace(std::int64_t n_, const C
   if (fused && options.nb > kernels::kPotrfFusedMax)
     diagonal_scratch = DeviceBuffer<T>(potrf_diagonal_fused_scratch(options.nb));
   if (options.diagonal == CholeskyDiagonal::dataflow && n > 0) {
-    dataflow_flags = DeviceBuffer<int>(
-        static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, options, sizeof(T)))));
+    const std::int64_t width = cholesky_dataflow_width(n, options, sizeof(T));
+    dataflow_flags = DeviceBuffer<int>(static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, width)));
     dataflow_ticket = DeviceBuffer<unsigned>(1);
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(dataflow_flags.data(), 0, dataflow_flags.bytes(), streams.panel));
   }
@@ -86,7 +81,8 @@ std::size_t cholesky_gpu_resident_device_bytes(std::int64_t n, const CholeskyOpt
               ? (static_cast<std::size_t>(o.nb * o.nb) + potrf_diagonal_fused_scratch(o.nb)) * element_bytes
               : 0) +
          (o.diagonal == CholeskyDiagonal::dataflow && n > 0
-              ? static_cast<std::size_t>(kernels::potrf_dataflow_flag_count(n, dataflow_width(n, o, element_bytes))) *
+              ? static_cast<std::size_t>(
+                    kernels::potrf_dataflow_flag_count(n, cholesky_dataflow_width(n, o, element_bytes))) *
                     sizeof(int)
               : 0) +
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
@@ -102,7 +98,7 @@ void factor_dataflow(std::int64_t n, std::int64_t ldda, const DeviceMatrix<T>& d
                      PhaseTimer* timer) {
   const CholeskyOptions& o = ws.options;
   cudaStream_t sp = ws.streams.panel;
-  const std::int64_t width = dataflow_width(n, o, sizeof(T));
+  const std::int64_t width = cholesky_dataflow_width(n, o, sizeof(T));
   for (std::int64_t p0 = 0; p0 < n; p0 += width) {
     const std::int64_t m = n - p0, nc = std::min(width, m);
     {

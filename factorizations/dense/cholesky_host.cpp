@@ -139,6 +139,10 @@ std::int64_t cholesky_dataflow_panel(std::int64_t n, std::size_t element_bytes) 
   return n <= 8192 ? 4096 : 2048;
 }
 
+std::int64_t cholesky_dataflow_width(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes) {
+  return std::min(n, o.dataflow_panel > 0 ? o.dataflow_panel : cholesky_dataflow_panel(n, element_bytes));
+}
+
 template int cholesky_blocked_host<float>(std::int64_t, float*, std::int64_t, const CholeskyOptions&);
 template int cholesky_blocked_host<double>(std::int64_t, double*, std::int64_t, const CholeskyOptions&);
 

@@ -113,9 +113,13 @@ std::int64_t cholesky_resident_fused_nb(std::int64_t n);
 // up to n = 8192, 4096-column panels above (H200: n = 8192 whole 6.67 ms against 6.87 in
 // 4096-column panels; n = 16384 in 37.7 ms with 4096, 39.4 with 2048, 41.6 with 8192, 48.5
 // whole; H100: n = 12288 whole at 28.5 TFLOP/s against cuSOLVER's 32.2, 16384/32768 at
-// 38.3/44.6 with 4096, 37.0/38.1 with 2048, 34.1/40.8 with 8192). FP64: the whole matrix up to 4096, 4096-column panels up to 8192 (H200: 6.46 ms against
-// 6.85 whole), 2048 above (H100, panels of 1024/2048/3072/4096: n = 12288 at 32.4/33.6/33.0/32.3
-// TFLOP/s, 16384 at 34.8/35.6/35.3/34.5, 20480 at 35.5/36.7/36.1/35.4, one dsyrk between).
+// 38.3/44.6 with 4096, 37.0/38.1 with 2048, 34.1/40.8 with 8192). FP64: the whole matrix up to
+// 4096, 4096-column panels up to 8192 (H200: 6.46 ms against 6.85 whole), 2048 above (H100,
+// panels of 1024/2048/3072/4096: n = 12288 at 32.4/33.6/33.0/32.3 TFLOP/s, 16384 at
+// 34.8/35.6/35.3/34.5, 20480 at 35.5/36.7/36.1/35.4, one dsyrk between).
 std::int64_t cholesky_dataflow_panel(std::int64_t n, std::size_t element_bytes);
+// Columns per dataflow launch for `o` (the first panel's, the widest): o.dataflow_panel where
+// set, else cholesky_dataflow_panel; never more than n.
+std::int64_t cholesky_dataflow_width(std::int64_t n, const CholeskyOptions& o, std::size_t element_bytes);
 
 }  // namespace gpufact::dense

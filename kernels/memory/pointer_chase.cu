@@ -389,8 +389,9 @@ void launch_chase_addresses(const ChaseLaunch& p, ChaseSample* out, cudaStream_t
 
 namespace {
 template <class T>
-void launch_two_sms_typed(const ChaseLaunch& p, int warm_sm, int trace_sm, int trace_len, std::uint32_t* latency_out,
-                          unsigned long long* index_out, ChaseSample* out, unsigned int* flag, cudaStream_t stream) {
+void launch_two_sms_typed(const ChaseLaunch& p, int sms, int warm_sm, int trace_sm, int trace_len,
+                          std::uint32_t* latency_out, unsigned long long* index_out, ChaseSample* out,
+                          unsigned int* flag, cudaStream_t stream) {
   const auto per_sm = static_cast<std::size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
   const std::size_t trace_bytes =
       round16(static_cast<std::size_t>(trace_len) * 4) + static_cast<std::size_t>(trace_len) * sizeof(T);
@@ -400,7 +401,6 @@ void launch_two_sms_typed(const ChaseLaunch& p, int warm_sm, int trace_sm, int t
   int per_sm_blocks = 0;
   GPUFACT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_blocks, kernel, 1, shared));
   if (per_sm_blocks < 1) throw std::invalid_argument("pointer chase on two SMs: the kernel does not fit an SM");
-  const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(unsigned int), stream));
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(out, 0, 2 * sizeof(ChaseSample), stream));
   const T* array = static_cast<const T*>(p.array);
@@ -428,9 +428,10 @@ void launch_chase_trace_two_sms(const ChaseLaunch& p, int warm_sm, int trace_sm,
                                 std::to_string(trace_sm) + " must be two different SMs in 0.." +
                                 std::to_string(sms - 1));
   if (p.width == ChaseWidth::u32)
-    launch_two_sms_typed<std::uint32_t>(p, warm_sm, trace_sm, trace_len, latency_out, index_out, out, flag, stream);
+    launch_two_sms_typed<std::uint32_t>(p, sms, warm_sm, trace_sm, trace_len, latency_out, index_out, out, flag,
+                                        stream);
   else
-    launch_two_sms_typed<unsigned long long>(p, warm_sm, trace_sm, trace_len, latency_out, index_out, out, flag,
+    launch_two_sms_typed<unsigned long long>(p, sms, warm_sm, trace_sm, trace_len, latency_out, index_out, out, flag,
                                              stream);
 }
 

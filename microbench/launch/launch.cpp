@@ -98,7 +98,6 @@ void run_launch(Case& c) {
   // share of the time, which the difference method turns into the issue cost per launch.
   using Clock = std::chrono::steady_clock;
   unsigned long long launched = 0;
-  const bool asynchronous = method != "sync_each" && method != "graph_node";
   std::function<std::optional<Clock::time_point>(long)> issue;
   if (method == "sync_each") {
     issue = [&](long k) -> std::optional<Clock::time_point> {
@@ -162,6 +161,7 @@ void run_launch(Case& c) {
                                                         : "time per launch (T(N) − T(1))/(N − 1)",
                                  "s");
   if (info.published_us > 0) per.published = Published{info.published_us * 1e-6, info.published_note};
+  const double per_launch = per.value;
   c.add_metric(std::move(per));
   // The same in host cycles, each pair at the clock measured beside it: what a launch costs the
   // host whatever clock it ran at (host_clock.hpp).
@@ -179,13 +179,14 @@ void run_launch(Case& c) {
   }
   // The host's share: (I(N) − I(1))/(N − 1) with I the time until the last launch call returned.
   // Equal to per_launch when the host paces the launches; below it when the GPU retires the
-  // kernels more slowly than the host issues them (per_launch is then the GPU's pace).
-  if (asynchronous && !times.few_part.empty()) {
+  // kernels more slowly than the host issues them (per_launch is then the GPU's pace). Only
+  // asynchronous launches report the part.
+  if (!times.few_part.empty()) {
     Metric part = difference_metric(
         paired_difference_per_unit(times.few_part, times.many_part, 1.0, static_cast<double>(n)), "issue_per_launch",
         "host time per launch call, before the wait (I(N) − I(1))/(N − 1)", "s");
     part.headline = false;
-    const double host_share = part.value / c.result().find_metric("per_launch")->value;
+    const double host_share = part.value / per_launch;
     c.add_metric(std::move(part));
     c.add_metric({.tag = "issue_share", .name = "issue_per_launch / per_launch (1: the host paces the launches)",
                   .unit = "x", .value = host_share, .higher_is_better = false, .role = MetricRole::derived});

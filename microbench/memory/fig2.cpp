@@ -543,11 +543,11 @@ void study_partition(Case& c, StudyRunner& r, double mhz) {
     c.add_metric(with_samples({.tag = key + "_cycles", .name = name + " (cycles; one sample per warm SM)",
                                .unit = "cycles", .role = MetricRole::derived},
                               cycles));
+    if (mhz <= 0) return;
     std::vector<double> ns;
     for (double v : cycles) ns.push_back(v * 1e3 / mhz);
-    if (mhz > 0)
-      c.add_metric(with_samples(
-          {.tag = key + "_ns", .name = name + " (ns)", .unit = "ns", .role = MetricRole::derived}, ns));
+    c.add_metric(with_samples({.tag = key + "_ns", .name = name + " (ns)", .unit = "ns", .role = MetricRole::derived},
+                              ns));
   };
   if (!scan.near.empty()) {
     scan_metric("l2_near", "L2 near-partition hit, SM 0's first touch", scan.near);
