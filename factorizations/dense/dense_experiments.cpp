@@ -11,7 +11,8 @@
 // Every case checks its factors with ‖PA − LU‖₁/(n‖A‖₁ε) < 30 (host below n = 4096, cuBLAS above)
 // and info = 0 on fresh uniform [−1, 1] inputs, and records the growth factor max|U|/max|A|.
 // fig7's axis `panel` puts the GPU-resident LU's leaves on TSLU with tournament pivoting (CALU),
-// a different P than partial pivoting's, held to the same residual check.
+// a different P than partial pivoting's, held to the same residual check, or on the cooperative
+// on-chip panel (partial pivoting, one exchange of candidate rows per column inside a cluster).
 #include "factorizations/dense/dense_experiments.hpp"
 
 #include "core/bench/case.hpp"
@@ -464,19 +465,21 @@ AxisSpec nb_axis() {
 }
 AxisSpec leaf_axis() {
   return {.name = "leaf", .kind = AxisKind::integer,
-          .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER or TSLU "
-                  "(axis panel; 0: one cuSOLVER getrf per panel, or 32-column TSLU leaves)",
+          .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER, TSLU or "
+                  "the cooperative kernel (axis panel; 0: one cuSOLVER getrf per panel, 32-column TSLU leaves, or "
+                  "the widest cooperative leaf that fits)",
           .defaults = "0", .min = 0, .max = 512};
 }
 AxisSpec panel_axis() {
   return {.name = "panel", .kind = AxisKind::text,
-          .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting) or by TSLU with tournament "
-                  "pivoting (CALU; leaf 0 means 32, else 8..64); Cholesky diagonal blocks by cuSOLVER potrf, "
+          .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting), by TSLU with tournament "
+                  "pivoting (CALU; leaf 0 means 32, else 8..64) or by one thread block cluster holding the leaf in "
+                  "shared memory (partial pivoting; leaf 0: the whole panel where it fits); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
                   "per column panel (axis dataflow_panel; nb must be 0)",
-          .defaults = "cusolver,dataflow", .full = "cusolver,tournament,recursive,fused,dataflow",
-          .choices = {"cusolver", "tournament", "recursive", "fused", "dataflow"}};
+          .defaults = "cusolver,dataflow", .full = "cusolver,tournament,cooperative,recursive,fused,dataflow",
+          .choices = {"cusolver", "tournament", "cooperative", "recursive", "fused", "dataflow"}};
 }
 AxisSpec panel_sms_axis() {
   return {.name = "panel_sms", .kind = AxisKind::integer,

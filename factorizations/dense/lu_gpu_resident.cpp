@@ -5,6 +5,7 @@
 #include "factorizations/dense/staging.hpp"
 #include "kernels/dense/finite_check.cuh"
 #include "kernels/dense/row_swaps.cuh"
+#include "kernels/lu/panel_coop.cuh"
 #include "kernels/lu/tslu.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
 
@@ -28,6 +29,19 @@ LuOptions one_level(LuOptions o) {
   return o;
 }
 
+// panel = cooperative: the leaf width that fits the tallest (first) panel in a cluster's shared
+// memory, as panel_leaf (0 when the whole panel fits). Throws when not even 8 columns fit.
+LuOptions resolve_coop_leaf(LuOptions o, std::int64_t m, std::int64_t n, std::size_t element_bytes) {
+  if (o.panel != PanelMethod::cooperative || std::min(m, n) == 0) return o;
+  const std::int64_t want = std::min(o.panel_leaf > 0 ? o.panel_leaf : o.nb, std::min(m, n));
+  const std::int64_t fit = kernels::coop_panel_fit_width(m, want, element_bytes);
+  if (fit == 0)
+    throw std::invalid_argument("panel = cooperative: an " + std::to_string(m) +
+                                "-row panel of 8 columns does not fit in a cluster's shared memory");
+  if (fit < want) o.panel_leaf = fit;
+  return o;
+}
+
 // Every leaf of every panel, in the order they are factored (one cuSOLVER info each).
 std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, std::int64_t leaf) {
   std::vector<PanelLeaf> out;
@@ -42,7 +56,8 @@ std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, std::int64_t
 
 template <class T>
 LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, const LuOptions& o)
-    : ResidentContext(o.panel_sms), m(m_), n(n_), ld(device_ld(m_, n_, false)), options(one_level(o)) {
+    : ResidentContext(o.panel_sms), m(m_), n(n_), ld(device_ld(m_, n_, false)),
+      options(resolve_coop_leaf(one_level(o), m_, n_, sizeof(T))) {
   validate(options);
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
@@ -62,7 +77,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
     tslu_work = DeviceBuffer<std::byte>(std::max<std::size_t>(tbytes, 1));  // launch_tslu clears its counters
   }
   for (const auto& l : leaves) {
-    if (tournament) break;
+    if (options.panel != PanelMethod::cusolver) break;
     std::size_t dbytes = 0, hbytes = 0;
     GPUFACT_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(solver, solver.params(), m - l.c0, l.c1 - l.c0, cuda_type<T>(),
                                                        const_cast<T*>(probe.data()), ld, cuda_type<T>(), &dbytes,
@@ -100,6 +115,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   const auto steps = lu_schedule(m, n, ws.options);
   const std::int64_t leaf = effective_panel_leaf(ws.options);
   const bool tournament = ws.options.panel == PanelMethod::tournament;
+  const bool cooperative = ws.options.panel == PanelMethod::cooperative;
   const DeviceMatrix<T> d{d_a, m, n, ldda, false};
   const UpdateGemmFn<T> gemm = update_gemm_fn<T>(ws.options.gemm);
   auto& st = ws.streams;
@@ -132,6 +148,12 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     if (tournament) {  // TSLU: two launches, same ipiv and infos conventions as cuSOLVER's
       kernels::launch_tslu(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0, ws.infos.data() + leaf_index,
                            ws.tslu_work.data(), ws.tslu_work.bytes(), sp);
+      ++leaf_index;
+      return;
+    }
+    if (cooperative) {  // one cooperative launch, the same conventions
+      kernels::launch_lu_panel_coop(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0,
+                                    ws.infos.data() + leaf_index, sp);
       ++leaf_index;
       return;
     }
@@ -266,7 +288,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const PanelLeaf& l = leaves[i];
     for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(l.c0 + ws.host_ipiv[j]);
-    if (ws.host_infos[i] < 0) throw std::runtime_error(std::string(tournament ? "TSLU" : "cusolverDnXgetrf") + " returned info " + std::to_string(ws.host_infos[i]));
+    if (ws.host_infos[i] < 0) throw std::runtime_error(std::string(panel_method_name(ws.options.panel)) + " returned info " + std::to_string(ws.host_infos[i]));
     if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
   }
   st.join_into(stream);

@@ -7,7 +7,8 @@
 // trsm on the nb × nb identity right after the panel), or by cuBLAS trsm; updates through the update-GEMM table;
 // the panel optionally recursive (LuOptions::panel_leaf), its leaves by cuSOLVER or by TSLU with
 // tournament pivoting (LuOptions::panel, kernels/lu/tslu.cuh: no global synchronization per
-// column). The modern variant beside the paper's hybrid:
+// column) or by one thread block cluster holding the leaf in shared memory (kernels/lu/panel_coop.cuh:
+// one exchange of candidate rows per column inside the cluster, 16 SMs). The modern variant beside the paper's hybrid:
 // a 16-core host against a 60 TFLOP/s GPU.
 #pragma once
 
@@ -28,7 +29,8 @@ class LuResidentWorkspace : public ResidentContext {
  public:
   // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm, o.panel_leaf (0: one cuSOLVER getrf per
   // panel, which blocks inside it; > 0: the recursive panel) and o.panel (tournament: TSLU leaves
-  // of effective_panel_leaf(o) columns).
+  // of effective_panel_leaf(o) columns; cooperative: options.panel_leaf becomes the widest leaf
+  // whose m rows fit in a cluster's shared memory when the whole panel does not).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
   std::int64_t m, n, ld;
   LuOptions options;

@@ -9,9 +9,10 @@
 
 namespace gpufact::dense {
 
-// How the GPU-resident LU factors each panel leaf: cusolverDnXgetrf (partial pivoting), or TSLU
-// with tournament pivoting (kernels/lu/tslu.cuh; CALU §2), a different but stable choice of P.
-enum class PanelMethod { cusolver, tournament };
+// How the GPU-resident LU factors each panel leaf: cusolverDnXgetrf (partial pivoting), TSLU
+// with tournament pivoting (kernels/lu/tslu.cuh; CALU §2), a different but stable choice of P, or
+// partial pivoting in one thread block cluster holding the leaf on chip (kernels/lu/panel_coop.cuh).
+enum class PanelMethod { cusolver, tournament, cooperative };
 
 struct LuOptions {
   std::int64_t nb = 64;          // fine panel width (the paper's 64 = its SGEMM block)
@@ -27,7 +28,8 @@ struct LuOptions {
   // cusolverDnXgetrf, trsm + GEMM between the halves (0: one cusolverDnXgetrf on the whole panel).
   std::int64_t panel_leaf = 0;
   // GPU-resident: the leaf factorization. tournament takes leaves of 8..64 columns (panel_leaf 0:
-  // kTournamentLeaf).
+  // kTournamentLeaf); cooperative the whole panel when it fits in a cluster's shared memory
+  // (panel_leaf 0), else the widest leaf that does (LuResidentWorkspace resolves it).
   PanelMethod panel = PanelMethod::cusolver;
   // GPU-resident: the trailing update kept off this many SMs (a green context; rounded up to the
   // device's granularity), which only the panel stream uses; 0: both streams on every SM.

@@ -25,12 +25,19 @@ std::int64_t effective_panel_leaf(const LuOptions& o) {
   return o.panel_leaf;
 }
 
-const char* panel_method_name(PanelMethod p) { return p == PanelMethod::tournament ? "tournament" : "cusolver"; }
+const char* panel_method_name(PanelMethod p) {
+  switch (p) {
+    case PanelMethod::tournament: return "tournament";
+    case PanelMethod::cooperative: return "cooperative";
+    case PanelMethod::cusolver: break;
+  }
+  return "cusolver";
+}
 
 PanelMethod panel_method_from(const std::string& name) {
-  if (name == "cusolver") return PanelMethod::cusolver;
-  if (name == "tournament") return PanelMethod::tournament;
-  throw std::invalid_argument("panel = " + name + " is not cusolver or tournament");
+  for (const PanelMethod p : {PanelMethod::cusolver, PanelMethod::tournament, PanelMethod::cooperative})
+    if (name == panel_method_name(p)) return p;
+  throw std::invalid_argument("panel = " + name + " is not cusolver, tournament or cooperative");
 }
 
 std::vector<PanelLeaf> panel_leaves(std::int64_t j0, std::int64_t j1, std::int64_t leaf) {
@@ -63,6 +70,7 @@ std::string describe(const LuOptions& o) {
   if (o.cpu_threads > 0) s += " cpu_threads=" + std::to_string(o.cpu_threads);
   if (o.panel_leaf > 0) s += " panel_leaf=" + std::to_string(o.panel_leaf);
   if (o.panel == PanelMethod::tournament) s += " panel=tournament(leaf=" + std::to_string(effective_panel_leaf(o)) + ")";
+  if (o.panel == PanelMethod::cooperative) s += " panel=cooperative";
   if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
   return s;
 }

@@ -4,7 +4,9 @@
 // "persistent" is one cooperative kernel with grid-wide barriers between the steps; "cpu" is
 // OpenBLAS sgetrf including the transfers both ways. Beyond the paper, the two GPU panels the
 // GPU-resident LU (volkov08.fig7) can use: cuSOLVER's getrf and TSLU with tournament pivoting
-// (kernels/lu/tslu.cuh, n <= 64). Beside them, eq. (2)'s estimates from this run's launch overhead
+// (kernels/lu/tslu.cuh, n <= 64), and the panel held in one thread block cluster's shared memory
+// exchanging candidate rows once per column (kernels/lu/panel_coop.cuh, where it fits), with where its
+// time goes per column. Beside them, eq. (2)'s estimates from this run's launch overhead
 // and bandwidth, and with the grid barrier's cost as the startup time.
 #include "microbench/panel/fig3.hpp"
 
@@ -17,6 +19,7 @@
 #include "core/linalg/host_blas.hpp"
 #include "core/linalg/residual.hpp"
 #include "kernels/common/fill.cuh"
+#include "kernels/lu/panel_coop.cuh"
 #include "kernels/lu/panel_getf2.cuh"
 #include "kernels/lu/tslu.cuh"
 #include "kernels/memory/copy.cuh"
@@ -163,6 +166,32 @@ void run_panel(Case& c) {
     if (c.measure(spec)) {
       GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&h_info, d_info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
       check64("TSLU");
+    }
+  }
+
+  if (const auto shape = kernels::coop_panel_shape(m, n, sizeof(float)); shape.ctas > 0) {
+    spec.name = "cluster";
+    spec.label = "panel in one cluster's shared memory";
+    spec.body = [&](std::size_t) {
+      kernels::launch_lu_panel_coop(work.data(), m, m, n, ipiv64.data(), d_info.data(), s);
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+    };
+    if (c.measure(spec)) {
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&h_info, d_info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+      check64("cluster panel");
+      // One more run with CTA 0's phase clocks: SM cycles per column in each phase.
+      restore(0);
+      DeviceBuffer<unsigned long long> profile(kernels::kCoopPanelPhases);
+      kernels::launch_lu_panel_coop(work.data(), m, m, n, ipiv64.data(), d_info.data(), s, profile.data());
+      std::vector<unsigned long long> cycles(kernels::kCoopPanelPhases);
+      GPUFACT_CUDA_CHECK(cudaMemcpyAsync(cycles.data(), profile.data(), profile.bytes(), cudaMemcpyDeviceToHost, s));
+      GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+      c.result().data["cluster_shape"] = {{"ctas", shape.ctas}, {"rows", shape.rows}, {"shared_bytes", shape.shared_bytes}};
+      for (int p = 0; p < kernels::kCoopPanelPhases; ++p)
+        c.add_metric({.tag = std::string("cluster_cycles/") + kernels::kCoopPanelPhaseNames[p],
+                      .name = std::string("cluster panel, cycles per column: ") + kernels::kCoopPanelPhaseNames[p],
+                      .unit = "cycles", .value = static_cast<double>(cycles[static_cast<std::size_t>(p)]) / static_cast<double>(n),
+                      .higher_is_better = false, .headline = false, .role = MetricRole::derived});
     }
   }
 

@@ -1,0 +1,57 @@
+// The LU panel with partial pivoting in one kernel, held on chip by one thread block cluster
+// (volkov08 §3.8's point taken further: the panel's cost is one global synchronization per
+// column, so keep the whole panel where that synchronization is cheapest).
+//
+// The m × b panel is cut into row blocks of R rows, one per CTA of a cluster (up to 16 CTAs on
+// Hopper, 16 SMs), each kept in its CTA's shared memory from the first column to the last. Per
+// column j each CTA finds its largest |a(i, j)| among its rows not chosen yet and pushes that
+// row (columns j..b) into every CTA's shared memory with asynchronous remote stores that count
+// bytes on the receiver's transaction barrier: no cluster-wide barrier, one wait for the bytes.
+// Every CTA then picks the same winner (largest |a|, ties to the lowest row) from what it holds
+// and updates its own rows. No row moves while factoring and no multiplier is written until the
+// end: the interchanges are replayed (ipiv as LAPACK's sequential swaps) and every row is written
+// once, scaled, to its final row. The other SMs stay free for the trailing update beside it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpufact::kernels {
+
+inline constexpr int kCoopPanelMaxWidth = 512;  // widest panel (b)
+
+// How an m × b panel is spread: a cluster of `ctas` CTAs of `rows` rows and `shared_bytes` of
+// dynamic shared memory each. ctas == 0: the panel does not fit in the largest cluster's shared memory.
+struct CoopPanelShape {
+  int ctas = 0;
+  int rows = 0;
+  std::size_t shared_bytes = 0;
+};
+CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t element_bytes);
+// The largest cluster the current device schedules with a full shared memory per CTA (16 or 8).
+int coop_panel_max_cluster();
+
+// The widest panel of at most b columns whose m rows fit (halving b), 0 if not even 8 do.
+std::int64_t coop_panel_fit_width(std::int64_t m, std::int64_t b, std::size_t element_bytes);
+
+// Where the panel's time goes, in SM cycles of CTA 0's first thread: loading its rows, then per
+// column the local pivot search, pushing the candidate row to every CTA, waiting for every CTA's
+// and picking the winner, the rank-1 update of its rows, and finally writing the rows back.
+enum CoopPanelPhase { kCoopLoad, kCoopSearch, kCoopSend, kCoopWait, kCoopUpdate, kCoopStore };
+inline constexpr int kCoopPanelPhases = 6;
+inline constexpr const char* kCoopPanelPhaseNames[kCoopPanelPhases] = {"load", "search", "send",
+                                                                       "wait", "update", "store"};
+
+// getrf of the m × b column-major panel a (lda >= m >= b >= 1, b <= kCoopPanelMaxWidth) in place:
+// ipiv[0 .. b) 1-based and relative to row 0 (cusolverDnXgetrf's convention), *info the first
+// column (1-based) whose pivot is exactly zero, else 0. One cluster launch, no workspace. Throws
+// std::invalid_argument naming the bad argument, or when the panel does not fit (coop_panel_shape).
+// profile (device, kCoopPanelPhases entries) receives the phase cycles when not null.
+void launch_lu_panel_coop(float* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* ipiv, int* info,
+                          cudaStream_t stream, unsigned long long* profile = nullptr);
+void launch_lu_panel_coop(double* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* ipiv, int* info,
+                          cudaStream_t stream, unsigned long long* profile = nullptr);
+
+}  // namespace gpufact::kernels
