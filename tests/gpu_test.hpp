@@ -1,5 +1,6 @@
 // Base fixture of every device test (label gpu): skips cleanly when no usable GPU exists, else
-// gives each test device 0 and a non-blocking stream.
+// gives each test device 0 and a non-blocking stream; and the device-to-host copy tests read
+// results with.
 #pragma once
 
 #include "core/cuda/check.hpp"
@@ -7,7 +8,9 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace gpufact {
 
@@ -29,5 +32,14 @@ class GpuTest : public ::testing::Test {
   }
   cudaStream_t stream_ = nullptr;
 };
+
+// count elements of device memory d, copied to the host on s (synchronized).
+template <class T>
+std::vector<T> download(const T* d, std::size_t count, cudaStream_t s) {
+  std::vector<T> h(count);
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost, s));
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return h;
+}
 
 }  // namespace gpufact

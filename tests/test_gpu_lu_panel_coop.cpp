@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/gpu_test.hpp"
+#include "tests/lu_test_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,37 +31,18 @@ namespace {
 constexpr double kTolerance = 30.0;
 using LuPanelCoopGpu = GpuTest;
 
-template <class T>
-std::vector<T> download(const T* d, std::size_t count, cudaStream_t s) {
-  std::vector<T> h(count);
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost, s));
-  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return h;
-}
-
 // One m × b panel through launch_lu_panel_coop; `zero_col` >= 0 zeroes that column.
 template <class T>
 void check_panel(std::int64_t m, std::int64_t b, cudaStream_t s, std::uint64_t seed, std::int64_t zero_col = -1) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " panel m=" + std::to_string(m) + " b=" + std::to_string(b) +
                " seed=" + std::to_string(seed) + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
   const std::int64_t lda = m + 3;
-  HostMatrix<T> a(m, b, lda);
-  for (std::int64_t j = 0; j < b; ++j)
-    for (std::int64_t i = m; i < lda; ++i) a(i, j) = std::numeric_limits<T>::quiet_NaN();  // padding: poison
-  fill_uniform(a.view(), seed);
-  if (zero_col >= 0)
-    for (std::int64_t i = 0; i < m; ++i) a(i, zero_col) = T(0);
-
-  DeviceBuffer<T> d(static_cast<std::size_t>(lda * b));
-  DeviceBuffer<std::int64_t> dpiv(static_cast<std::size_t>(b));
-  DeviceBuffer<int> dinfo(1);
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, s));
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dpiv.data(), 0xff, dpiv.bytes(), s));
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dinfo.data(), 0x7f, dinfo.bytes(), s));
-  kernels::launch_lu_panel_coop(d.data(), lda, m, b, dpiv.data(), dinfo.data(), s);
-  const auto f = download(d.data(), d.size(), s);
-  const auto ipiv = download(dpiv.data(), dpiv.size(), s);
-  const int info = download(dinfo.data(), 1, s)[0];
+  const HostMatrix<T> a = lu_test_matrix<T>(m, b, seed, zero_col, lda);
+  DevicePanel<T> dev(a, b, s);
+  kernels::launch_lu_panel_coop(dev.values.data(), lda, m, b, dev.ipiv.data(), dev.info.data(), s);
+  const auto f = download(dev.values.data(), dev.values.size(), s);
+  const auto ipiv = download(dev.ipiv.data(), dev.ipiv.size(), s);
+  const int info = download(dev.info.data(), 1, s)[0];
 
   HostMatrix<T> lapack = a;
   std::vector<int> lapack_ipiv(static_cast<std::size_t>(b));
@@ -144,10 +126,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " cooperative LU m=" + std::to_string(m) + " n=" +
                std::to_string(n) + " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) +
                (lookahead ? " lookahead" : "") + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
-  HostMatrix<T> a(m, n);
-  fill_uniform(a.view(), static_cast<std::uint64_t>(m * 5 + n));
-  if (zero_col >= 0)
-    for (std::int64_t i = 0; i < m; ++i) a(i, zero_col) = T(0);
+  const HostMatrix<T> a = lu_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 5 + n), zero_col);
   LuOptions o;
   o.nb = nb;
   o.panel_leaf = leaf;
@@ -157,11 +136,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
   if (expect_leaf >= 0) {
     EXPECT_EQ(ws.options.panel_leaf, expect_leaf);
   }
-  DeviceBuffer<T> d(static_cast<std::size_t>(m * n));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, s));
-  std::vector<int> ipiv(static_cast<std::size_t>(std::min(m, n)), -1);
-  const int info = lu_gpu_resident(m, n, d.data(), m, ipiv.data(), ws, s);
-  const auto f = download(d.data(), d.size(), s);
+  const auto [f, ipiv, info] = factor_resident(a, ws, s);
   HostMatrix<T> lapack = a;
   std::vector<int> lapack_ipiv(ipiv.size());
   EXPECT_EQ(info, host::getrf(m, n, lapack.data(), m, lapack_ipiv.data()));

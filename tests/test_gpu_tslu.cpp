@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/gpu_test.hpp"
+#include "tests/lu_test_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -31,14 +32,6 @@ namespace {
 constexpr double kTolerance = 30.0;
 using TsluGpu = GpuTest;
 
-template <class T>
-std::vector<T> download(const T* d, std::size_t count, cudaStream_t s) {
-  std::vector<T> h(count);
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(h.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost, s));
-  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return h;
-}
-
 // One panel through launch_tslu and tslu_host; `zero_col` >= 0 zeroes that column.
 template <class T>
 void check_leaf(std::int64_t m, std::int64_t b, DeviceBuffer<std::byte>& work, cudaStream_t s, std::uint64_t seed,
@@ -46,28 +39,18 @@ void check_leaf(std::int64_t m, std::int64_t b, DeviceBuffer<std::byte>& work, c
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " tslu m=" + std::to_string(m) + " b=" + std::to_string(b) +
                " seed=" + std::to_string(seed) + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
   const std::int64_t lda = m + 5, k = std::min(m, b);
-  HostMatrix<T> a(m, b, lda);
-  for (std::int64_t j = 0; j < b; ++j)
-    for (std::int64_t i = m; i < lda; ++i) a(i, j) = std::numeric_limits<T>::quiet_NaN();  // padding: poison
-  fill_uniform(a.view(), seed);
-  if (zero_col >= 0)
-    for (std::int64_t i = 0; i < m; ++i) a(i, zero_col) = T(0);
+  const HostMatrix<T> a = lu_test_matrix<T>(m, b, seed, zero_col, lda);
   HostMatrix<T> ref = a;
   std::vector<std::int64_t> ref_ipiv(static_cast<std::size_t>(k));
   const int ref_info = tslu_host<T>(m, b, ref.data(), lda, ref_ipiv.data());
 
   const std::size_t need = kernels::tslu_workspace_bytes(m, b, sizeof(T));
   ASSERT_LE(need, work.bytes());
-  DeviceBuffer<T> d(static_cast<std::size_t>(lda * b));
-  DeviceBuffer<std::int64_t> dpiv(static_cast<std::size_t>(k));
-  DeviceBuffer<int> dinfo(1);
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, s));
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dpiv.data(), 0xff, dpiv.bytes(), s));
-  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dinfo.data(), 0x7f, dinfo.bytes(), s));
-  kernels::launch_tslu(d.data(), lda, m, b, dpiv.data(), dinfo.data(), work.data(), work.bytes(), s);
-  const auto f = download(d.data(), d.size(), s);
-  const auto ipiv = download(dpiv.data(), dpiv.size(), s);
-  EXPECT_EQ(download(dinfo.data(), 1, s)[0], ref_info);
+  DevicePanel<T> dev(a, k, s);
+  kernels::launch_tslu(dev.values.data(), lda, m, b, dev.ipiv.data(), dev.info.data(), work.data(), work.bytes(), s);
+  const auto f = download(dev.values.data(), dev.values.size(), s);
+  const auto ipiv = download(dev.ipiv.data(), dev.ipiv.size(), s);
+  EXPECT_EQ(download(dev.info.data(), 1, s)[0], ref_info);
   EXPECT_EQ(ipiv, ref_ipiv) << "pivots differ from the host tournament";
   double max_ref = 1, max_diff = 0;
   for (std::int64_t j = 0; j < b; ++j) {
@@ -131,10 +114,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
                std::to_string(n) + " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) +
                (lookahead ? " lookahead" : "") + (inverse ? " inverse" : " trsm") +
                (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
-  HostMatrix<T> a(m, n);
-  fill_uniform(a.view(), static_cast<std::uint64_t>(m * 3 + n));
-  if (zero_col >= 0)
-    for (std::int64_t i = 0; i < m; ++i) a(i, zero_col) = T(0);
+  const HostMatrix<T> a = lu_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 3 + n), zero_col);
   LuOptions o;
   o.nb = nb;
   o.panel_leaf = leaf;
@@ -142,11 +122,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
   o.lookahead = lookahead;
   o.inverse_trsm = inverse;
   LuResidentWorkspace<T> ws(m, n, o);
-  DeviceBuffer<T> d(static_cast<std::size_t>(m * n));
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, s));
-  std::vector<int> ipiv(static_cast<std::size_t>(std::min(m, n)), -1);
-  const int info = lu_gpu_resident(m, n, d.data(), m, ipiv.data(), ws, s);
-  const auto f = download(d.data(), d.size(), s);
+  const auto [f, ipiv, info] = factor_resident(a, ws, s);
   int expected = 0;
   if (zero_col >= 0) {
     HostMatrix<T> lapack = a;
