@@ -2,8 +2,8 @@
 // GPU-resident LU with panel = cooperative. Partial pivoting is checked by what defines it, not
 // by one rounding order: every multiplier has |l| <= 1, the first pivot is the first largest
 // |a(i, 0)|, ‖PA − LU‖ is at rounding level; in FP64, where near-ties are out of reach, the
-// pivots equal LAPACK's getrf exactly. Shapes from 1 × 1 to 30000 × 16 and the widest panels
-// that fit (8192 × 96 s); lda > m with poisoned padding; exactly zero columns (info as LAPACK);
+// pivots equal LAPACK's getrf exactly. Shapes from 1 × 1 to 30000 × 16, every register class and
+// the shared-memory kernel, and the widest panels that fit (8192 × 96 s); lda > m with poisoned padding; exactly zero columns (info as LAPACK);
 // bad arguments and panels too tall for a cluster; then whole LUs, including one whose panels
 // must be cut into the widest leaves that fit.
 #include "core/cuda/buffer.hpp"
@@ -82,7 +82,7 @@ void check_panel(std::int64_t m, std::int64_t b, cudaStream_t s, std::uint64_t s
 
 TEST_F(LuPanelCoopGpu, PanelIsPartialPivoting) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 1}, {8, 8}, {37, 37}, {100, 7}, {65, 65}, {1000, 64}, {3001, 129}, {8192, 64}, {30000, 16}, {4097, 100}};
+      {1, 1}, {8, 8}, {37, 37}, {100, 7}, {65, 65}, {1000, 64}, {3001, 129}, {8192, 64}, {30000, 16}, {4097, 100}, {8192, 32}, {16384, 32}};
   for (auto [m, b] : shapes)
     for (std::uint64_t seed : {1u, 2u}) {
       ASSERT_GT(kernels::coop_panel_shape(m, b, 4).ctas, 0) << m << " x " << b;
@@ -118,6 +118,14 @@ TEST_F(LuPanelCoopGpu, BadArgumentsAndPanelsThatDoNotFit) {
   EXPECT_EQ(kernels::coop_panel_fit_width(1000000, 512, 8), 0);
   EXPECT_GE(kernels::coop_panel_max_cluster(), 8);
   EXPECT_GT(kernels::coop_panel_shape(8192, 64, 4).ctas, 0);
+  // Up to 64 columns the panel lives in registers where its rows fit 1, 2 or 4 per thread.
+  if (kernels::coop_panel_max_cluster() == 16) {
+    EXPECT_EQ(kernels::coop_panel_shape(8192, 64, 4).rows_per_thread, 2);
+    EXPECT_EQ(kernels::coop_panel_shape(16384, 32, 4).rows_per_thread, 4);
+    EXPECT_EQ(kernels::coop_panel_shape(8192, 32, 8).rows_per_thread, 2);
+    EXPECT_EQ(kernels::coop_panel_shape(8192, 64, 8).rows_per_thread, 0);
+    EXPECT_EQ(kernels::coop_panel_shape(4097, 100, 4).rows_per_thread, 0);
+  }
 }
 
 template <class T>

@@ -478,7 +478,8 @@ AxisSpec panel_axis() {
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
                   "per column panel (axis dataflow_panel; nb must be 0)",
-          .defaults = "cusolver,dataflow", .full = "cusolver,tournament,cooperative,recursive,fused,dataflow",
+          .defaults = "cusolver,cooperative,dataflow",
+          .full = "cusolver,tournament,cooperative,recursive,fused,dataflow",
           .choices = {"cusolver", "tournament", "cooperative", "recursive", "fused", "dataflow"}};
 }
 AxisSpec panel_sms_axis() {

@@ -9,6 +9,7 @@
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace gpufact::kernels {
 namespace {
@@ -34,16 +35,33 @@ __device__ __forceinline__ double sfmin<double>() {
   return DBL_MIN;
 }
 
-// Largest value, ties to the lower row; every lane ends with the warp's winner.
+// Warp-wide argmax of (v, row) where v is |a| >= 0, or -1 for no candidate: the largest value,
+// ties to the lowest row; every lane ends with the winner and its owner. Warp reductions on the
+// value's bits (non-negative floats order as their bits), the lowest row among the ties, and one
+// ballot for the lane that holds it.
+__device__ __forceinline__ unsigned reduce_max(unsigned x) { return __reduce_max_sync(0xffffffffu, x); }
+__device__ __forceinline__ unsigned reduce_min(unsigned x) { return __reduce_min_sync(0xffffffffu, x); }
+
+__device__ __forceinline__ bool warp_is_best(float v) {
+  const unsigned key = v >= 0.0f ? __float_as_uint(v) + 1u : 0u;  // 0: no candidate
+  return key == reduce_max(key);
+}
+__device__ __forceinline__ bool warp_is_best(double v) {
+  const auto bits = static_cast<unsigned long long>(__double_as_longlong(v));
+  const unsigned hi = v >= 0.0 ? static_cast<unsigned>(bits >> 32) + 1u : 0u, lo = static_cast<unsigned>(bits);
+  const bool top = hi == reduce_max(hi);
+  const unsigned top_lo = reduce_max(top ? lo : 0u);  // every lane takes part in both reductions
+  return top && lo == top_lo;
+}
+
 template <class T>
 __device__ __forceinline__ void warp_argmax(T& v, unsigned& row, int& owner) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const T ov = __shfl_xor_sync(0xffffffffu, v, o);
-    const unsigned orow = __shfl_xor_sync(0xffffffffu, row, o);
-    const int oowner = __shfl_xor_sync(0xffffffffu, owner, o);
-    if (ov > v || (ov == v && orow < row)) v = ov, row = orow, owner = oowner;
-  }
+  const bool best = warp_is_best(v);
+  const unsigned r = reduce_min(best ? row : kNoRow);
+  const int src = __ffs(__ballot_sync(0xffffffffu, best && row == r)) - 1;
+  v = __shfl_sync(0xffffffffu, v, src);
+  owner = __shfl_sync(0xffffffffu, owner, src);
+  row = r;
 }
 
 // Shared-memory addresses, the transaction barrier, and remote asynchronous stores (sm_90).
@@ -84,10 +102,133 @@ __device__ __forceinline__ void push(unsigned addr, double v, unsigned bar) {
                : "memory");
 }
 
-// Dynamic shared memory of one CTA: its rows (column-major, leading dimension rows | 1 so a row's
-// columns fall in distinct banks), per column the pivot, the candidate rows every CTA pushed
-// (per column parity and sender, columns j..b), per row the column it was chosen for (-1 while
-// a candidate), per column the chosen row, and the replay's two maps.
+// Replay the interchanges as LAPACK's sequential swaps (one thread): position j takes the row
+// chosen for column j (piv[j]); the row it held goes where that one was. Only rows of the first b
+// positions ever move other than by being chosen, so two maps of b entries suffice (cur:
+// position -> row for positions < b; pos_of: row -> position for rows < b). The first CTA writes
+// ipiv (1-based) and info.
+__device__ inline void replay_interchanges(const int* piv, int* cur, int* pos_of, int b, bool first_cta,
+                                           std::int64_t* ipiv, int* info, int first_zero) {
+  for (int k = 0; k < b; ++k) cur[k] = k, pos_of[k] = k;
+  for (int j = 0; j < b; ++j) {
+    const int q = piv[j], p = q < b ? pos_of[q] : q, r = cur[j];
+    if (first_cta) ipiv[j] = p + 1;
+    if (p < b) cur[p] = r;
+    pos_of[r] = p;
+    cur[j] = q;
+    if (q < b) pos_of[q] = j;
+  }
+  if (first_cta) *info = first_zero;
+}
+
+// Where a panel row ends: the column it was chosen for (c >= 0), else where the replay left it.
+__device__ __forceinline__ int final_row(int c, int row, int b, const int* pos_of) {
+  return c >= 0 ? c : (row < b ? pos_of[row] : row);
+}
+
+// CTA 0's thread 0 times the phases of a launch when asked (CoopPanelPhase order).
+struct PhaseClock {
+  __device__ explicit PhaseClock(unsigned long long* profile)
+      : out(profile != nullptr && cg::this_cluster().block_rank() == 0 && threadIdx.x == 0 ? profile : nullptr) {
+    if (out != nullptr) mark = clock64();
+  }
+  __device__ void lap(int phase) {
+    if (out == nullptr) return;
+    const long long now = clock64();
+    cycles[phase] += now - mark;
+    mark = now;
+  }
+  __device__ void finish() const {
+    if (out == nullptr) return;
+    for (int p = 0; p < kCoopPanelPhases; ++p) out[p] = static_cast<unsigned long long>(cycles[p]);
+  }
+  unsigned long long* out;
+  long long mark = 0;
+  long long cycles[kCoopPanelPhases] = {};
+};
+
+// One column's exchange inside the cluster: every CTA pushes its candidate (its row index, then
+// the row's columns j..b) into every CTA's slot for it; a transaction barrier per column parity
+// counts the bytes. Slots hold values by absolute column, `stride` apart per sender.
+template <class T>
+struct Exchange {
+  unsigned long long* bars;  // [2]
+  unsigned* received_row;    // [2][kMaxCluster]
+  T* received;               // [2][C][stride]
+  T* part_value;             // [2][kWarps]: each warp's candidate |a|
+  unsigned* part_row;        // [2][kWarps]
+  int C, g, b, stride;
+
+  __device__ T* slot(int parity, int sender) const {
+    return received + static_cast<std::size_t>(parity * C + sender) * stride;
+  }
+  __device__ unsigned column_bytes(int j) const { return static_cast<unsigned>(C * (4 + (b - j) * sizeof(T))); }
+  // Thread 0, before the cluster meets: barriers ready and each parity's first phase armed, so no
+  // push can reach an unarmed phase (later phases are armed right after the previous one's wait).
+  __device__ void init() const {
+    barrier_init(smem_u32(&bars[0]));
+    barrier_init(smem_u32(&bars[1]));
+    barrier_expect(smem_u32(&bars[0]), column_bytes(0));
+    if (b > 1) barrier_expect(smem_u32(&bars[1]), column_bytes(1));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  // The CTA's candidate from every thread's (|a|, row): largest, ties to the lowest row. One
+  // __syncthreads; returns the warp that found it.
+  __device__ int cta_candidate(int parity, T& best, unsigned& best_row) const {
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    int unused = 0;
+    warp_argmax(best, best_row, unused);
+    if (lane == 0) part_value[parity * kWarps + warp] = best, part_row[parity * kWarps + warp] = best_row;
+    __syncthreads();
+    int best_warp = 0;
+    best = part_value[parity * kWarps];
+    best_row = part_row[parity * kWarps];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) {
+      const T v = part_value[parity * kWarps + w];
+      const unsigned r = part_row[parity * kWarps + w];
+      if (v > best || (v == best && r < best_row)) best = v, best_row = r, best_warp = w;
+    }
+    return best_warp;
+  }
+  // This thread's share (kThreads / C threads per destination) of pushing the CTA's candidate:
+  // its row, then value(k) for columns k = j..b.
+  template <class Value>
+  __device__ void push_candidate(int parity, int j, unsigned row, Value value) const {
+    const int t = static_cast<int>(threadIdx.x), per_dest = kThreads / C, dest = t / per_dest;
+    const unsigned dest_bar = in_cta(smem_u32(&bars[parity]), dest);
+    const unsigned row_slot = smem_u32(&received_row[parity * kMaxCluster + g]), value_slot = smem_u32(slot(parity, g));
+    for (int f = t - dest * per_dest; f <= b - j; f += per_dest) {
+      if (f == 0)
+        push(in_cta(row_slot, dest), row, dest_bar);
+      else
+        push(in_cta(value_slot + static_cast<unsigned>((j + f - 1) * sizeof(T)), dest), value(j + f - 1), dest_bar);
+    }
+  }
+  // Waits for every CTA's candidate of column j, arms this parity for column j + 2 (no CTA pushes
+  // that before it has this CTA's j + 1), and picks the pivot row in every warp alike. Returns
+  // the CTA that owns it; `row` its row in the panel.
+  __device__ int pick(int parity, int j, unsigned& row) const {
+    const unsigned bar = smem_u32(&bars[parity]);
+    barrier_wait(bar, static_cast<unsigned>(j >> 1) & 1u);
+    if (threadIdx.x == 0 && j + 2 < b) barrier_expect(bar, column_bytes(j + 2));
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    T v = T(-1);
+    row = kNoRow;
+    int owner = -1;
+    if (lane < C) {
+      const unsigned r = received_row[parity * kMaxCluster + lane];
+      if (r != kNoRow) v = abs(slot(parity, lane)[j]), row = r, owner = lane;
+    }
+    warp_argmax(v, row, owner);
+    return owner;
+  }
+};
+
+// Dynamic shared memory of the shared-memory kernel's CTA: its rows (column-major, leading
+// dimension rows | 1 so a row's columns fall in distinct banks), per column the pivot, the
+// candidate rows every CTA pushed (per column parity and sender), per row the column it was
+// chosen for (-1 while a candidate), per column the chosen row, and the replay's two maps.
 struct SharedLayout {
   std::size_t pivot, received, chosen, piv, cur, pos_of, total;
 };
@@ -105,9 +246,9 @@ __host__ __device__ inline SharedLayout shared_layout(int rows, int b, int ctas,
 
 // The rank-1 update of column j's pivot on thread t's rows t, t + kThreads, ... (at most N):
 // l = a(r, j) / u as getf2 (by the reciprocal unless the pivot is tiny), kept in registers, and
-// columns j+1..b each read once per thread from prow (the pivot row's columns j..b).
+// columns j+1..b each read once per thread from prow (the pivot row, by absolute column).
 template <class T, int N>
-__device__ __forceinline__ void update_rows(T* S, int lds, int j, int width, int rows, const int* chosen, const T* prow,
+__device__ __forceinline__ void update_rows(T* S, int lds, int j, int b, int rows, const int* chosen, const T* prow,
                                             T u) {
   const int t = static_cast<int>(threadIdx.x);
   const bool reciprocal = abs(u) >= sfmin<T>();
@@ -124,7 +265,7 @@ __device__ __forceinline__ void update_rows(T* S, int lds, int j, int width, int
   }
   T* x = S + (j + 1) * lds + t;
 #pragma unroll 2
-  for (int k = 1; k < width; ++k, x += lds) {
+  for (int k = j + 1; k < b; ++k, x += lds) {
     const T p = prow[k];
 #pragma unroll
     for (int i = 0; i < N; ++i)
@@ -132,115 +273,61 @@ __device__ __forceinline__ void update_rows(T* S, int lds, int j, int width, int
   }
 }
 
+// The panel in shared memory (any width that fits): thread t owns rows t, t + kThreads, ... of
+// its CTA for the search and the update alike, so the only CTA barrier per column is the one
+// that meets the warps' candidates. Multipliers are divided by their pivot when written back.
 template <class T>
 __global__ void __launch_bounds__(kThreads, 1)
     lu_panel_coop_kernel(T* __restrict__ a, std::int64_t lda, int m, int b, int R, std::int64_t* __restrict__ ipiv,
                          int* __restrict__ info, unsigned long long* __restrict__ profile) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ __align__(8) unsigned long long bars[2];  // per column parity: every CTA's candidate arrived
-  __shared__ unsigned received_row[2][kMaxCluster];    // per parity and sender: its candidate's row
-  __shared__ T part_value[2][kWarps];                  // per parity and warp: its candidate |a|
-  __shared__ unsigned part_row[2][kWarps];
+  __shared__ __align__(8) unsigned long long bars[2];
+  __shared__ unsigned received_row[2 * kMaxCluster];
+  __shared__ T part_value[2 * kWarps];
+  __shared__ unsigned part_row[2 * kWarps];
   cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks()), g = static_cast<int>(cluster.block_rank());
   const SharedLayout L = shared_layout(R, b, C, sizeof(T));
   const int lds = R | 1;
   T* S = reinterpret_cast<T*>(smem);
   T* pivot = reinterpret_cast<T*>(smem + L.pivot);
-  T* received = reinterpret_cast<T*>(smem + L.received);
   int* chosen = reinterpret_cast<int*>(smem + L.chosen);
   int* piv = reinterpret_cast<int*>(smem + L.piv);
   int* cur = reinterpret_cast<int*>(smem + L.cur);
   int* pos_of = reinterpret_cast<int*>(smem + L.pos_of);
-  auto received_values = [&](int parity, int sender) { return received + static_cast<std::size_t>(parity * C + sender) * b; };
+  const Exchange<T> x{bars, received_row, reinterpret_cast<T*>(smem + L.received), part_value, part_row, C, g, b, b};
 
   const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
   const int row0 = g * R, rows = max(0, min(R, m - row0));
-  // CTA 0's thread 0 times its phases when asked (CoopPanelPhase order).
-  const bool timed = profile != nullptr && g == 0 && t == 0;
-  long long phase_cycles[kCoopPanelPhases] = {};
-  long long mark = timed ? clock64() : 0;
-  auto lap = [&](int phase) {
-    if (!timed) return;
-    const long long now = clock64();
-    phase_cycles[phase] += now - mark;
-    mark = now;
-  };
-
+  PhaseClock clock(profile);
   for (int k = warp; k < b; k += kWarps)
     for (int r = lane; r < rows; r += 32) S[k * lds + r] = a[row0 + r + k * lda];
   for (int r = t; r < R; r += kThreads) chosen[r] = -1;
-  // Bytes column j brings: every sender's row index and columns j..b.
-  auto column_bytes = [&](int j) { return static_cast<unsigned>(C * (4 + (b - j) * sizeof(T))); };
-  if (t == 0) {  // each parity's first phase armed before anyone can push to it
-    barrier_init(smem_u32(&bars[0]));
-    barrier_init(smem_u32(&bars[1]));
-    barrier_expect(smem_u32(&bars[0]), column_bytes(0));
-    if (b > 1) barrier_expect(smem_u32(&bars[1]), column_bytes(1));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  if (t == 0) x.init();
   int first_zero = 0;
   cluster.sync();  // every CTA running, its barriers ready, before anything is pushed to it
-  lap(kCoopLoad);
+  clock.lap(kCoopLoad);
 
-  // Thread t owns rows t, t + kThreads, ... of its CTA for the search and the update alike, so
-  // the only CTA barrier per column is the one that meets the warps' candidates.
   for (int j = 0; j < b; ++j) {
-    const int parity = j & 1, width = b - j;
+    const int parity = j & 1;
     // This CTA's candidate: the largest |a(r, j)| among rows not chosen yet (ties: lowest row).
     // Column j holds a(r, j) less the earlier columns' updates, not yet divided by the pivot.
     T best = T(-1);
     unsigned best_row = kNoRow;
-    int unused = 0;
     for (int r = t; r < rows; r += kThreads)
       if (chosen[r] < 0) {
         const T v = abs(S[j * lds + r]);
         if (v > best) best = v, best_row = static_cast<unsigned>(row0 + r);
       }
-    warp_argmax(best, best_row, unused);
-    if (lane == 0) part_value[parity][warp] = best, part_row[parity][warp] = best_row;
-    __syncthreads();
-    best = part_value[parity][0];
-    best_row = part_row[parity][0];
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) {
-      const T v = part_value[parity][w];
-      const unsigned r = part_row[parity][w];
-      if (v > best || (v == best && r < best_row)) best = v, best_row = r;
-    }
-    lap(kCoopSearch);
-    // Push it (its row, then its columns j..b) into every CTA's slot for this sender: kThreads / C
-    // threads per destination.
+    x.cta_candidate(parity, best, best_row);
+    clock.lap(kCoopSearch);
     const int local = best_row == kNoRow ? -1 : static_cast<int>(best_row) - row0;
-    const unsigned bar = smem_u32(&bars[parity]), row_slot = smem_u32(&received_row[parity][g]);
-    const unsigned value_slot = smem_u32(received_values(parity, g));
-    {
-      const int per_dest = kThreads / C, dest = t / per_dest;
-      const unsigned dest_bar = in_cta(bar, dest);
-      for (int f = t - dest * per_dest; f <= width; f += per_dest) {
-        if (f == 0) {
-          push(in_cta(row_slot, dest), best_row, dest_bar);
-        } else {
-          const T v = local >= 0 ? S[(j + f - 1) * lds + local] : T(0);
-          push(in_cta(value_slot + static_cast<unsigned>((f - 1) * sizeof(T)), dest), v, dest_bar);
-        }
-      }
-    }
-    lap(kCoopSend);
-    // Every CTA's candidate here: every warp picks the same winner.
-    barrier_wait(bar, static_cast<unsigned>(j >> 1) & 1u);
-    // Arm this parity for column j + 2 now: no CTA pushes that before it has this CTA's j + 1.
-    if (t == 0 && j + 2 < b) barrier_expect(bar, column_bytes(j + 2));
-    T v = T(-1);
+    x.push_candidate(parity, j, best_row, [&](int k) { return local >= 0 ? S[k * lds + local] : T(0); });
+    clock.lap(kCoopSend);
     unsigned row = kNoRow;
-    int owner = -1;
-    if (lane < C) {
-      const unsigned r = received_row[parity][lane];
-      if (r != kNoRow) v = abs(received_values(parity, lane)[0]), row = r, owner = lane;
-    }
-    warp_argmax(v, row, owner);
-    const T* prow = received_values(parity, owner);  // the pivot row's columns j..b
-    const T u = prow[0];
+    const int owner = x.pick(parity, j, row);
+    const T* prow = x.slot(parity, owner);  // the pivot row, by column
+    const T u = prow[j];
     const int chosen_local = static_cast<int>(row) - row0;
     if (owner == g && chosen_local % kThreads == t) chosen[chosen_local] = j;  // its owner thread
     if (t == 0) {
@@ -248,40 +335,24 @@ __global__ void __launch_bounds__(kThreads, 1)
       pivot[j] = u;
       if (u == T(0) && first_zero == 0) first_zero = j + 1;
     }
-    lap(kCoopWait);
-    // Rank-1 update of this thread's candidate rows, columns j+1..b.
+    clock.lap(kCoopWait);
     if (u != T(0)) {
       const int per_thread = (rows + kThreads - 1) / kThreads;
       if (per_thread <= 1)
-        update_rows<T, 1>(S, lds, j, width, rows, chosen, prow, u);
+        update_rows<T, 1>(S, lds, j, b, rows, chosen, prow, u);
       else if (per_thread <= 2)
-        update_rows<T, 2>(S, lds, j, width, rows, chosen, prow, u);
+        update_rows<T, 2>(S, lds, j, b, rows, chosen, prow, u);
       else if (per_thread <= 4)
-        update_rows<T, 4>(S, lds, j, width, rows, chosen, prow, u);
+        update_rows<T, 4>(S, lds, j, b, rows, chosen, prow, u);
       else
-        update_rows<T, kMaxRowsPerThread>(S, lds, j, width, rows, chosen, prow, u);
+        update_rows<T, kMaxRowsPerThread>(S, lds, j, b, rows, chosen, prow, u);
     }
-    lap(kCoopUpdate);
+    clock.lap(kCoopUpdate);
   }
   // Every push has landed (each CTA waited for all of column b - 1's); no CTA leaves early.
   cluster.sync();
 
-  // Replay the interchanges as LAPACK's sequential swaps: position j takes the row chosen for
-  // column j; the row it held goes where that one was. Only rows of the first b positions ever
-  // move other than by being chosen, so two maps of b entries suffice (cur: position -> row for
-  // positions < b; pos_of: row -> position for rows < b).
-  if (t == 0) {
-    for (int k = 0; k < b; ++k) cur[k] = k, pos_of[k] = k;
-    for (int j = 0; j < b; ++j) {
-      const int q = piv[j], p = q < b ? pos_of[q] : q, r = cur[j];
-      if (g == 0) ipiv[j] = p + 1;
-      if (p < b) cur[p] = r;
-      pos_of[r] = p;
-      cur[j] = q;
-      if (q < b) pos_of[q] = j;
-    }
-    if (g == 0) *info = first_zero;
-  }
+  if (t == 0) replay_interchanges(piv, cur, pos_of, b, g == 0, ipiv, info, first_zero);
   __syncthreads();
   // Each row once to its final row: columns left of the one it was chosen for (all, if never
   // chosen) are multipliers, divided by their column's pivot now; the rest is U.
@@ -290,16 +361,130 @@ __global__ void __launch_bounds__(kThreads, 1)
     const bool reciprocal = abs(u) >= sfmin<T>();
     const T rinv = T(1) / u;
     for (int r = lane; r < rows; r += 32) {
-      const int c = chosen[r], row = row0 + r;
-      const int dest = c >= 0 ? c : (row < b ? pos_of[row] : row);
-      T x = S[k * lds + r];
-      if ((c < 0 || k < c) && u != T(0)) x = reciprocal ? x * rinv : x / u;
-      a[dest + k * lda] = x;
+      const int c = chosen[r];
+      T v = S[k * lds + r];
+      if ((c < 0 || k < c) && u != T(0)) v = reciprocal ? v * rinv : v / u;
+      a[final_row(c, row0 + r, b, pos_of) + k * lda] = v;
     }
   }
-  lap(kCoopStore);
-  if (timed)
-    for (int p = 0; p < kCoopPanelPhases; ++p) profile[p] = static_cast<unsigned long long>(phase_cycles[p]);
+  clock.lap(kCoopStore);
+  clock.finish();
+}
+
+// The panel in registers (b <= BW, at most RPT rows per thread): thread t holds rows t,
+// t + kThreads, ... of its CTA, all BW columns, so the rank-1 update is register FMAs with the
+// pivot row read once per column; each warp's candidate row goes through shared memory only to
+// be pushed. Multipliers are divided by their pivot as they are formed.
+template <class T, int BW, int RPT>
+__global__ void __launch_bounds__(kThreads, 1)
+    lu_panel_reg_kernel(T* __restrict__ a, std::int64_t lda, int m, int b, int R, std::int64_t* __restrict__ ipiv,
+                        int* __restrict__ info, unsigned long long* __restrict__ profile) {
+  __shared__ __align__(8) unsigned long long bars[2];
+  __shared__ unsigned received_row[2 * kMaxCluster];
+  __shared__ T part_value[2 * kWarps];
+  __shared__ unsigned part_row[2 * kWarps];
+  __shared__ __align__(16) T received[2 * kMaxCluster * BW];
+  __shared__ T staging[2][kWarps][BW];  // per parity, each warp's candidate row
+  __shared__ int piv[BW], cur[BW], pos_of[BW];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int C = static_cast<int>(cluster.num_blocks()), g = static_cast<int>(cluster.block_rank());
+  const Exchange<T> x{bars, received_row, received, part_value, part_row, C, g, b, BW};
+  const int t = static_cast<int>(threadIdx.x), warp = t >> 5;
+  const int row0 = g * R, rows = max(0, min(R, m - row0));
+  PhaseClock clock(profile);
+
+  T v[RPT][BW];
+  int chosen[RPT];  // the column each row was chosen for; -1 while a candidate (BW: no such row)
+#pragma unroll
+  for (int i = 0; i < RPT; ++i) {
+    const int r = t + i * kThreads;
+    chosen[i] = r < rows ? -1 : BW;
+#pragma unroll
+    for (int k = 0; k < BW; ++k) v[i][k] = r < rows && k < b ? a[row0 + r + k * lda] : T(0);
+  }
+  if (t == 0) x.init();
+  int first_zero = 0;
+  cluster.sync();
+  clock.lap(kCoopLoad);
+
+#pragma unroll
+  for (int j = 0; j < BW; ++j) {
+    if (j >= b) break;
+    const int parity = j & 1;
+    T best = T(-1);
+    unsigned best_row = kNoRow;
+    int best_i = 0;
+#pragma unroll
+    for (int i = 0; i < RPT; ++i)
+      if (chosen[i] < 0 && abs(v[i][j]) > best) best = abs(v[i][j]), best_row = static_cast<unsigned>(row0 + t + i * kThreads), best_i = i;
+    // The warp's candidate row into staging by the lane that holds it, before the CTA meets.
+    T wv = best;
+    unsigned wrow = best_row;
+    int unused = 0;
+    warp_argmax(wv, wrow, unused);
+    if (wrow != kNoRow && wrow == best_row) {
+#pragma unroll
+      for (int k = j; k < BW; ++k) {
+        T y = v[0][k];
+#pragma unroll
+        for (int i = 1; i < RPT; ++i)
+          if (best_i == i) y = v[i][k];
+        staging[parity][warp][k] = y;
+      }
+    }
+    const int cta_warp = x.cta_candidate(parity, best, best_row);
+    clock.lap(kCoopSearch);
+    x.push_candidate(parity, j, best_row,
+                     [&](int k) { return best_row != kNoRow ? staging[parity][cta_warp][k] : T(0); });
+    clock.lap(kCoopSend);
+    unsigned row = kNoRow;
+    const int owner = x.pick(parity, j, row);
+    const T* prow = x.slot(parity, owner);
+    const T u = prow[j];
+    if (owner == g) {
+      const int local = static_cast<int>(row) - row0;
+#pragma unroll
+      for (int i = 0; i < RPT; ++i)
+        if (local == t + i * kThreads) chosen[i] = j;
+    }
+    if (t == 0) {
+      piv[j] = static_cast<int>(row);
+      if (u == T(0) && first_zero == 0) first_zero = j + 1;
+    }
+    clock.lap(kCoopWait);
+    if (u != T(0)) {
+      const bool reciprocal = abs(u) >= sfmin<T>();
+      const T rinv = T(1) / u;
+      T l[RPT];
+#pragma unroll
+      for (int i = 0; i < RPT; ++i) {
+        l[i] = T(0);
+        if (chosen[i] < 0) l[i] = v[i][j] = reciprocal ? v[i][j] * rinv : v[i][j] / u;
+      }
+#pragma unroll
+      for (int k = j + 1; k < BW; ++k) {
+        const T p = prow[k];
+#pragma unroll
+        for (int i = 0; i < RPT; ++i) v[i][k] -= l[i] * p;
+      }
+    }
+    clock.lap(kCoopUpdate);
+  }
+  cluster.sync();
+
+  if (t == 0) replay_interchanges(piv, cur, pos_of, b, g == 0, ipiv, info, first_zero);
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < RPT; ++i) {
+    const int r = t + i * kThreads;
+    if (r >= rows) break;
+    const int dest = final_row(chosen[i], row0 + r, b, pos_of);
+#pragma unroll
+    for (int k = 0; k < BW; ++k)
+      if (k < b) a[dest + k * lda] = v[i][k];
+  }
+  clock.lap(kCoopStore);
+  clock.finish();
 }
 
 int current_device_attribute(cudaDeviceAttr attr) {
@@ -314,17 +499,32 @@ std::size_t shared_limit() {
   return static_cast<std::size_t>(current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - 6 * 1024);
 }
 
-// Large shared memory and clusters of 16 allowed, once per element type.
-template <class T>
-void set_attributes() {
-  static const bool done = [] {
-    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(lu_panel_coop_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shared_limit())));
-    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(lu_panel_coop_kernel<T>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+// Clusters of 16 allowed (and the shared-memory kernel's large dynamic shared memory), once per kernel.
+template <auto Kernel>
+void set_attributes(bool large_shared) {
+  static const bool done = [large_shared] {
+    if (large_shared)
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(shared_limit())));
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     return true;
   }();
   (void)done;
 }
+
+// The register kernel's class for b columns and rows per CTA: rows per thread (1, 2 or 4; 0: use
+// the shared-memory kernel), BW = 32 or 64 columns, at most 128 32-bit registers of panel per thread.
+int register_rows_per_thread(std::int64_t b, int rows, std::size_t element_bytes) {
+  const std::int64_t bw = b <= 32 ? 32 : (b <= 64 ? 64 : 0);
+  for (int rpt : {1, 2, 4})
+    if (rpt * kThreads >= rows)
+      return bw > 0 && rpt * bw * static_cast<std::int64_t>(element_bytes / 4) <= 128 ? rpt : 0;
+  return 0;
+}
+
+template <auto Kernel, class T>
+void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
+                    std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile);
 
 cudaLaunchConfig_t cluster_config(int ctas, std::size_t shared_bytes, cudaStream_t stream, cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t cfg{};
@@ -356,18 +556,38 @@ void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int
     throw std::invalid_argument("launch_lu_panel_coop: an " + std::to_string(m) + " x " + std::to_string(b) +
                                 " panel does not fit in the shared memory of a cluster of " +
                                 std::to_string(coop_panel_max_cluster()) + " CTAs (coop_panel_fit_width)");
-  set_attributes<T>();
+  const auto launch = [&](auto kernel_tag, bool large_shared) {
+    launch_cluster<decltype(kernel_tag)::value, T>(shape, large_shared, a, lda, m, b, ipiv, info, stream, profile);
+  };
+  const int rpt = shape.rows_per_thread;
+  if (rpt == 0) return launch(std::integral_constant<decltype(&lu_panel_coop_kernel<T>), &lu_panel_coop_kernel<T>>{}, true);
+  using RegKernel = decltype(&lu_panel_reg_kernel<T, 32, 1>);
+  if (b <= 32) {
+    if (rpt == 1) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 32, 1>>{}, false);
+    if (rpt == 2) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 32, 2>>{}, false);
+    if constexpr (sizeof(T) == 4) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 32, 4>>{}, false);
+  } else {
+    if (rpt == 1) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 64, 1>>{}, false);
+    if constexpr (sizeof(T) == 4) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 64, 2>>{}, false);
+  }
+  throw std::logic_error("launch_lu_panel_coop: no register class for the shape");
+}
+
+template <auto Kernel, class T>
+void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
+                    std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile) {
+  set_attributes<Kernel>(large_shared);
   cudaLaunchAttribute attr{};
   const cudaLaunchConfig_t cfg = cluster_config(shape.ctas, shape.shared_bytes, stream, &attr);
-  GPUFACT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, lu_panel_coop_kernel<T>, a, lda, static_cast<int>(m),
-                                        static_cast<int>(b), shape.rows, ipiv, info, profile));
+  GPUFACT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, Kernel, a, lda, static_cast<int>(m), static_cast<int>(b), shape.rows,
+                                        ipiv, info, profile));
 }
 
 }  // namespace
 
 int coop_panel_max_cluster() {
   static const int most = [] {
-    set_attributes<float>();
+    set_attributes<&lu_panel_coop_kernel<float>>(true);
     cudaLaunchAttribute attr{};
     const cudaLaunchConfig_t cfg = cluster_config(kMaxCluster, shared_limit(), nullptr, &attr);
     int clusters = 0;
@@ -386,10 +606,11 @@ CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t elem
   int ctas = 1;
   while (ctas < most && static_cast<std::int64_t>(ctas) * kMinRows < m) ctas *= 2;
   const auto rows = static_cast<int>((m + ctas - 1) / ctas);
+  if (const int rpt = register_rows_per_thread(b, rows, element_bytes); rpt > 0) return {ctas, rows, 0, rpt};
   if (rows > kMaxRowsPerThread * kThreads) return {};
   const std::size_t bytes = shared_layout(rows, static_cast<int>(b), ctas, element_bytes).total;
   if (bytes > shared_limit()) return {};
-  return {ctas, rows, bytes};
+  return {ctas, rows, bytes, 0};
 }
 
 std::int64_t coop_panel_fit_width(std::int64_t m, std::int64_t b, std::size_t element_bytes) {

@@ -3,14 +3,15 @@
 // column, so keep the whole panel where that synchronization is cheapest).
 //
 // The m × b panel is cut into row blocks of R rows, one per CTA of a cluster (up to 16 CTAs on
-// Hopper, 16 SMs), each kept in its CTA's shared memory from the first column to the last. Per
+// Hopper, 16 SMs), each kept on chip from the first column to the last: in registers up to 64
+// columns (a thread per 1, 2 or 4 rows), else in the CTA's shared memory. Per
 // column j each CTA finds its largest |a(i, j)| among its rows not chosen yet and pushes that
 // row (columns j..b) into every CTA's shared memory with asynchronous remote stores that count
 // bytes on the receiver's transaction barrier: no cluster-wide barrier, one wait for the bytes.
 // Every CTA then picks the same winner (largest |a|, ties to the lowest row) from what it holds
-// and updates its own rows. No row moves while factoring and no multiplier is written until the
-// end: the interchanges are replayed (ipiv as LAPACK's sequential swaps) and every row is written
-// once, scaled, to its final row. The other SMs stay free for the trailing update beside it.
+// and updates its own rows. No row moves while factoring: the interchanges are replayed at the end
+// (ipiv as LAPACK's sequential swaps) and every row is written once to its final row. The other
+// SMs stay free for the trailing update beside it.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,12 +23,15 @@ namespace gpufact::kernels {
 
 inline constexpr int kCoopPanelMaxWidth = 512;  // widest panel (b)
 
-// How an m × b panel is spread: a cluster of `ctas` CTAs of `rows` rows and `shared_bytes` of
-// dynamic shared memory each. ctas == 0: the panel does not fit in the largest cluster's shared memory.
+// How an m × b panel is spread: a cluster of `ctas` CTAs of `rows` rows each. Panels of up to 64
+// columns whose rows fit 1, 2 or 4 per thread (FP64: 1 at 64 columns, 2 at 32) live in registers
+// (rows_per_thread > 0); others in `shared_bytes` of dynamic shared memory per CTA. ctas == 0: the
+// panel fits neither way in the largest cluster.
 struct CoopPanelShape {
   int ctas = 0;
   int rows = 0;
   std::size_t shared_bytes = 0;
+  int rows_per_thread = 0;
 };
 CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t element_bytes);
 // The largest cluster the current device schedules with a full shared memory per CTA (16 or 8).

@@ -186,7 +186,10 @@ void run_panel(Case& c) {
       std::vector<unsigned long long> cycles(kernels::kCoopPanelPhases);
       GPUFACT_CUDA_CHECK(cudaMemcpyAsync(cycles.data(), profile.data(), profile.bytes(), cudaMemcpyDeviceToHost, s));
       GPUFACT_CUDA_CHECK(cudaStreamSynchronize(s));
-      c.result().data["cluster_shape"] = {{"ctas", shape.ctas}, {"rows", shape.rows}, {"shared_bytes", shape.shared_bytes}};
+      c.result().data["cluster_shape"] = {{"ctas", shape.ctas},
+                                          {"rows", shape.rows},
+                                          {"shared_bytes", shape.shared_bytes},
+                                          {"rows_per_thread", shape.rows_per_thread}};
       for (int p = 0; p < kernels::kCoopPanelPhases; ++p)
         c.add_metric({.tag = std::string("cluster_cycles/") + kernels::kCoopPanelPhaseNames[p],
                       .name = std::string("cluster panel, cycles per column: ") + kernels::kCoopPanelPhaseNames[p],
