@@ -180,15 +180,11 @@ struct Exchange {
     warp_argmax(best, best_row, unused);
     if (lane == 0) part_value[parity * kWarps + warp] = best, part_row[parity * kWarps + warp] = best_row;
     __syncthreads();
-    int best_warp = 0;
-    best = part_value[parity * kWarps];
-    best_row = part_row[parity * kWarps];
-#pragma unroll
-    for (int w = 1; w < kWarps; ++w) {
-      const T v = part_value[parity * kWarps + w];
-      const unsigned r = part_row[parity * kWarps + w];
-      if (v > best || (v == best && r < best_row)) best = v, best_row = r, best_warp = w;
-    }
+    // Every warp combines the warps' candidates itself, a lane each.
+    best = lane < kWarps ? part_value[parity * kWarps + lane] : T(-1);
+    best_row = lane < kWarps ? part_row[parity * kWarps + lane] : kNoRow;
+    int best_warp = lane;
+    warp_argmax(best, best_row, best_warp);
     return best_warp;
   }
   // This thread's share (kThreads / C threads per destination) of pushing the CTA's candidate:
@@ -196,13 +192,15 @@ struct Exchange {
   template <class Value>
   __device__ void push_candidate(int parity, int j, unsigned row, Value value) const {
     const int t = static_cast<int>(threadIdx.x), per_dest = kThreads / C, dest = t / per_dest;
+    // Addresses in the destination CTA (its shared memory is one contiguous window of the cluster's).
     const unsigned dest_bar = in_cta(smem_u32(&bars[parity]), dest);
-    const unsigned row_slot = smem_u32(&received_row[parity * kMaxCluster + g]), value_slot = smem_u32(slot(parity, g));
+    const unsigned row_slot = in_cta(smem_u32(&received_row[parity * kMaxCluster + g]), dest);
+    const unsigned value_slot = in_cta(smem_u32(slot(parity, g)), dest);
     for (int f = t - dest * per_dest; f <= b - j; f += per_dest) {
       if (f == 0)
-        push(in_cta(row_slot, dest), row, dest_bar);
+        push(row_slot, row, dest_bar);
       else
-        push(in_cta(value_slot + static_cast<unsigned>((j + f - 1) * sizeof(T)), dest), value(j + f - 1), dest_bar);
+        push(value_slot + static_cast<unsigned>((j + f - 1) * sizeof(T)), value(j + f - 1), dest_bar);
     }
   }
   // Waits for every CTA's candidate of column j, arms this parity for column j + 2 (no CTA pushes
