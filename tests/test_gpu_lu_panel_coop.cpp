@@ -12,6 +12,7 @@
 #include "core/linalg/random.hpp"
 #include "core/linalg/residual.hpp"
 #include "factorizations/dense/lu_gpu_resident.hpp"
+#include "factorizations/dense/lu_schedule.hpp"
 #include "kernels/lu/panel_coop.cuh"
 
 #include <gtest/gtest.h>
@@ -142,7 +143,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
   o.lookahead = lookahead;
   LuResidentWorkspace<T> ws(m, n, o);
   if (expect_leaf >= 0) {
-    EXPECT_EQ(ws.options.panel_leaf, expect_leaf);
+    EXPECT_EQ(ws.leaf_for(lu_schedule(m, n, ws.options).front()), expect_leaf);
   }
   const auto [f, ipiv, info] = factor_resident(a, ws, s);
   HostMatrix<T> lapack = a;
@@ -166,7 +167,7 @@ TEST_F(LuPanelCoopGpu, GpuResidentLuWithCooperativePanel) {
   check_lu<double>(300, 700, 64, 0, true, stream_);
   check_lu<double>(2049, 2049, 256, 0, true, stream_);
   for (std::int64_t zero_col : {0, 70, 299}) check_lu<double>(300, 300, 64, 0, true, stream_, zero_col);
-  // 20000 rows × 256 FP64: 1250 rows per CTA of 16 hold at most 22 columns, so the panels become
+  // 20000 rows × 256 FP64: 1250 rows per CTA of 16 hold at most 22 columns, so the panel becomes
   // leaves of 16 (the widest power-of-two cut of 256 that fits).
   const std::int64_t fit = kernels::coop_panel_fit_width(20000, 256, 8);
   ASSERT_GT(fit, 0);

@@ -29,8 +29,9 @@ LuOptions one_level(LuOptions o) {
   return o;
 }
 
-// panel = cooperative: the leaf width that fits the tallest (first) panel in a cluster's shared
-// memory, as panel_leaf (0 when the whole panel fits). Throws when not even 8 columns fit.
+// panel = cooperative: a panel_leaf asked for is cut to what fits the tallest (first) panel; with
+// none, each panel takes its own leaf (leaf_for: in registers where it can, kernels/lu/panel_coop.cuh
+// coop_panel_fit_width). Throws when not even 8 columns of the tallest panel fit.
 LuOptions resolve_coop_leaf(LuOptions o, std::int64_t m, std::int64_t n, std::size_t element_bytes) {
   if (o.panel != PanelMethod::cooperative || std::min(m, n) == 0) return o;
   const std::int64_t want = std::min(o.panel_leaf > 0 ? o.panel_leaf : o.nb, std::min(m, n));
@@ -38,15 +39,16 @@ LuOptions resolve_coop_leaf(LuOptions o, std::int64_t m, std::int64_t n, std::si
   if (fit == 0)
     throw std::invalid_argument("panel = cooperative: an " + std::to_string(m) +
                                 "-row panel of 8 columns does not fit in a cluster's shared memory");
-  if (fit < want) o.panel_leaf = fit;
+  if (o.panel_leaf > 0 && fit < want) o.panel_leaf = fit;
   return o;
 }
 
 // Every leaf of every panel, in the order they are factored (one cuSOLVER info each).
-std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, std::int64_t leaf) {
+template <class T>
+std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, const LuResidentWorkspace<T>& ws) {
   std::vector<PanelLeaf> out;
   for (const auto& s : steps) {
-    const auto l = panel_leaves(s.j0, s.j1, leaf);
+    const auto l = panel_leaves(s.j0, s.j1, ws.leaf_for(s));
     out.insert(out.end(), l.begin(), l.end());
   }
   return out;
@@ -62,7 +64,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
   const auto steps = lu_schedule(m, n, options);
-  const auto leaves = all_leaves(steps, effective_panel_leaf(options));
+  const auto leaves = all_leaves(steps, *this);
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
   infos = DeviceBuffer<int>(std::max<std::size_t>(leaves.size(), 1));
   host_ipiv = PinnedBuffer<std::int64_t>(ipiv.size());
@@ -92,6 +94,13 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   }
 }
 
+template <class T>
+std::int64_t LuResidentWorkspace<T>::leaf_for(const LuStep& s) const {
+  if (options.panel != PanelMethod::cooperative || options.panel_leaf > 0) return effective_panel_leaf(options);
+  const std::int64_t width = s.j1 - s.j0, fit = kernels::coop_panel_fit_width(m - s.j0, width, sizeof(T));
+  return fit >= width ? 0 : fit;
+}
+
 std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,
                                          std::size_t element_bytes, bool with_matrix) {
   const std::int64_t ld = device_ld(m, n, false);
@@ -113,7 +122,6 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   if (m == 0 || n == 0) return 0;
   if (timer) timer->start(stream);
   const auto steps = lu_schedule(m, n, ws.options);
-  const std::int64_t leaf = effective_panel_leaf(ws.options);
   const bool tournament = ws.options.panel == PanelMethod::tournament;
   const bool cooperative = ws.options.panel == PanelMethod::cooperative;
   const DeviceMatrix<T> d{d_a, m, n, ldda, false};
@@ -167,15 +175,15 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   // Recursive panel (LuOptions::panel_leaf; volkov08 §5's two levels inside the panel): factor the
   // left part, bring the right part up to date with it (interchanges, trsm, GEMM), factor the
   // right part, then apply its interchanges to the left part. Everything on the panel stream.
-  auto factor_columns = [&](auto&& self, std::int64_t c0, std::int64_t c1) -> void {
+  auto factor_columns = [&](auto&& self, std::int64_t c0, std::int64_t c1, std::int64_t leaf) -> void {
     if (leaf <= 0 || c1 - c0 <= leaf) return factor_leaf(c0, c1);
     const std::int64_t mid = c0 + panel_split(c1 - c0, leaf);
-    self(self, c0, mid);
+    self(self, c0, mid, leaf);
     for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
     dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, mid - c0, c1 - mid, T(1), d.at(c0, c0),
                  ldda, d.at(c0, mid), ldda);
     update(c0, mid, mid, c1, sp, false);
-    self(self, mid, c1);
+    self(self, mid, c1, leaf);
     for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
   };
   const bool inverse = ws.options.inverse_trsm;
@@ -184,7 +192,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    factor_columns(factor_columns, s.j0, s.j1);
+    factor_columns(factor_columns, s.j0, s.j1, ws.leaf_for(s));
     // inv(L11) for this step's U12 GEMMs (volkov08 §5): trsm on the w × w identity, w³ flops, on
     // the panel stream before the panel's ready event. Only when some column lies right of the panel.
     const std::int64_t w = s.j1 - s.j0;
@@ -226,7 +234,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   auto swap_panel_rows = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
     if (c1 <= c0) return;
     GpuPhase phase(timer, Phase::pivoting, strm);
-    for (const auto& l : panel_leaves(s.j0, s.j1, leaf)) swap_rows(l, c0, c1, 0, 0, strm);
+    for (const auto& l : panel_leaves(s.j0, s.j1, ws.leaf_for(s))) swap_rows(l, c0, c1, 0, 0, strm);
   };
   cudaStream_t sa = ws.aux;
   ws.aux_start.record(sp);  // aux starts after the finite check (and what the caller enqueued)
@@ -269,7 +277,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   ws.aux_done.record(sa);
   GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, ws.aux_done.get(), 0));
   const std::int64_t k = std::min(m, n);
-  const auto leaves = all_leaves(steps, leaf);
+  const auto leaves = all_leaves(steps, ws);
   if (leaves.size() != leaf_index) throw std::logic_error("lu_gpu_resident: leaf count mismatch");
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), k * sizeof(std::int64_t),
                                      cudaMemcpyDeviceToHost, sp));

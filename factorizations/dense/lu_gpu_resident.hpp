@@ -16,6 +16,7 @@
 #include "core/cuda/handles.hpp"
 #include "factorizations/dense/lookahead.hpp"
 #include "factorizations/dense/lu_options.hpp"
+#include "factorizations/dense/lu_schedule.hpp"
 #include "factorizations/dense/phase_timer.hpp"
 
 #include <cstddef>
@@ -29,9 +30,11 @@ class LuResidentWorkspace : public ResidentContext {
  public:
   // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm, o.panel_leaf (0: one cuSOLVER getrf per
   // panel, which blocks inside it; > 0: the recursive panel) and o.panel (tournament: TSLU leaves
-  // of effective_panel_leaf(o) columns; cooperative: options.panel_leaf becomes the widest leaf
-  // whose m rows fit in a cluster's shared memory when the whole panel does not).
+  // of effective_panel_leaf(o) columns; cooperative: a panel_leaf asked for is cut to what fits
+  // the first panel; with none, each panel its own, leaf_for).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
+  // The leaf width panel s is factored with (0: the whole panel at once).
+  std::int64_t leaf_for(const LuStep& s) const;
   std::int64_t m, n, ld;
   LuOptions options;
   DeviceBuffer<T> matrix;  // for calls from host memory

@@ -612,6 +612,8 @@ CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t elem
 }
 
 std::int64_t coop_panel_fit_width(std::int64_t m, std::int64_t b, std::size_t element_bytes) {
+  for (std::int64_t w : {std::min<std::int64_t>(b, 64), std::min<std::int64_t>(b, 32)})
+    if (coop_panel_shape(m, w, element_bytes).rows_per_thread > 0) return w;
   for (std::int64_t w = std::min<std::int64_t>(b, kCoopPanelMaxWidth); w >= 8; w /= 2)
     if (coop_panel_shape(m, w, element_bytes).ctas > 0) return w;
   return 0;

@@ -37,7 +37,8 @@ CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t elem
 // The largest cluster the current device schedules with a full shared memory per CTA (16 or 8).
 int coop_panel_max_cluster();
 
-// The widest panel of at most b columns whose m rows fit (halving b), 0 if not even 8 do.
+// The leaf width for an m-row panel of b columns: the widest the register kernel holds (b, or 64
+// or 32 when b is wider), else the widest that fits shared memory (halving b); 0 if not even 8 do.
 std::int64_t coop_panel_fit_width(std::int64_t m, std::int64_t b, std::size_t element_bytes);
 
 // Where the panel's time goes, in SM cycles of CTA 0's first thread: loading its rows, then per
