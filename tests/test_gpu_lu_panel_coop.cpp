@@ -3,9 +3,9 @@
 // by one rounding order: every multiplier has |l| <= 1, the first pivot is the first largest
 // |a(i, 0)|, ‖PA − LU‖ is at rounding level; in FP64, where near-ties are out of reach, the
 // pivots equal LAPACK's getrf exactly. Shapes from 1 × 1 to 30000 × 16, every register class and
-// the shared-memory kernel, and the widest panels that fit (8192 × 96 s); lda > m with poisoned padding; exactly zero columns (info as LAPACK);
-// bad arguments and panels too tall for a cluster; then whole LUs, including one whose panels
-// must be cut into the widest leaves that fit.
+// the shared-memory kernel, and the widest panels that fit (8192 × 96 s); lda > m with poisoned
+// padding; exactly zero columns (info as LAPACK); bad arguments and panels too tall for a
+// cluster; then whole LUs, including one whose panels must be cut into leaves that fit.
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/check.hpp"
 #include "core/linalg/host_blas.hpp"
@@ -75,7 +75,8 @@ void check_panel(std::int64_t m, std::int64_t b, cudaStream_t s, std::uint64_t s
         ASSERT_LE(std::fabs(v), bound) << "multiplier over 1 at i=" << i << " j=" << j;
       }
     }
-    for (std::int64_t i = m; i < lda; ++i) ASSERT_TRUE(std::isnan(f[static_cast<std::size_t>(i + j * lda)])) << "padding written";
+    for (std::int64_t i = m; i < lda; ++i)
+      ASSERT_TRUE(std::isnan(f[static_cast<std::size_t>(i + j * lda)])) << "padding written";
   }
   const MatrixView<const T> lu{f.data(), m, b, lda, Layout::col_major};
   EXPECT_LT(lu_residual<T>(a.view(), lu, ipiv32.data()), kTolerance);
@@ -83,12 +84,14 @@ void check_panel(std::int64_t m, std::int64_t b, cudaStream_t s, std::uint64_t s
 
 TEST_F(LuPanelCoopGpu, PanelIsPartialPivoting) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 1}, {8, 8}, {37, 37}, {100, 7}, {65, 65}, {1000, 64}, {3001, 129}, {8192, 64}, {30000, 16}, {4097, 100}, {8192, 32}, {16384, 32}};
+      {1, 1},    {8, 8},      {37, 37},    {100, 7},    {65, 65},   {1000, 64},
+      {3001, 129}, {8192, 64}, {30000, 16}, {4097, 100}, {8192, 32}, {16384, 32}};
   for (auto [m, b] : shapes)
     for (std::uint64_t seed : {1u, 2u}) {
       ASSERT_GT(kernels::coop_panel_shape(m, b, 4).ctas, 0) << m << " x " << b;
       check_panel<float>(m, b, stream_, seed + static_cast<std::uint64_t>(m));
-      if (kernels::coop_panel_shape(m, b, 8).ctas > 0) check_panel<double>(m, b, stream_, seed + static_cast<std::uint64_t>(m));
+      if (kernels::coop_panel_shape(m, b, 8).ctas > 0)
+        check_panel<double>(m, b, stream_, seed + static_cast<std::uint64_t>(m));
     }
   // The widest FP32 panel of 8192 rows a cluster holds.
   const std::int64_t wide = std::min<std::int64_t>(3 * kernels::coop_panel_fit_width(8192, 512, 4) / 2, 512);

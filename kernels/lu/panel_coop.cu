@@ -414,7 +414,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     int best_i = 0;
 #pragma unroll
     for (int i = 0; i < RPT; ++i)
-      if (chosen[i] < 0 && abs(v[i][j]) > best) best = abs(v[i][j]), best_row = static_cast<unsigned>(row0 + t + i * kThreads), best_i = i;
+      if (chosen[i] < 0 && abs(v[i][j]) > best) {
+        best = abs(v[i][j]);
+        best_row = static_cast<unsigned>(row0 + t + i * kThreads);
+        best_i = i;
+      }
     // The warp's candidate row into staging by the lane that holds it, before the CTA meets.
     T wv = best;
     unsigned wrow = best_row;
@@ -554,19 +558,21 @@ void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int
     throw std::invalid_argument("launch_lu_panel_coop: an " + std::to_string(m) + " x " + std::to_string(b) +
                                 " panel does not fit in the shared memory of a cluster of " +
                                 std::to_string(coop_panel_max_cluster()) + " CTAs (coop_panel_fit_width)");
-  const auto launch = [&](auto kernel_tag, bool large_shared) {
-    launch_cluster<decltype(kernel_tag)::value, T>(shape, large_shared, a, lda, m, b, ipiv, info, stream, profile);
+  const auto launch = [&](auto kernel, bool large_shared) {
+    launch_cluster<decltype(kernel)::value, T>(shape, large_shared, a, lda, m, b, ipiv, info, stream, profile);
   };
+  using Kernel = decltype(&lu_panel_coop_kernel<T>);  // the register kernels have the same signature
   const int rpt = shape.rows_per_thread;
-  if (rpt == 0) return launch(std::integral_constant<decltype(&lu_panel_coop_kernel<T>), &lu_panel_coop_kernel<T>>{}, true);
-  using RegKernel = decltype(&lu_panel_reg_kernel<T, 32, 1>);
+  if (rpt == 0) return launch(std::integral_constant<Kernel, &lu_panel_coop_kernel<T>>{}, true);
   if (b <= 32) {
-    if (rpt == 1) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 32, 1>>{}, false);
-    if (rpt == 2) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 32, 2>>{}, false);
-    if constexpr (sizeof(T) == 4) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 32, 4>>{}, false);
+    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 1>>{}, false);
+    if (rpt == 2) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 2>>{}, false);
+    if constexpr (sizeof(T) == 4)
+      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 4>>{}, false);
   } else {
-    if (rpt == 1) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 64, 1>>{}, false);
-    if constexpr (sizeof(T) == 4) return launch(std::integral_constant<RegKernel, &lu_panel_reg_kernel<T, 64, 2>>{}, false);
+    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 1>>{}, false);
+    if constexpr (sizeof(T) == 4)
+      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 2>>{}, false);
   }
   throw std::logic_error("launch_lu_panel_coop: no register class for the shape");
 }
