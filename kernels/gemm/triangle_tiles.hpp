@@ -5,13 +5,9 @@
 // rectangle has exactly T(T+1)/2 cells — no idle blocks. Host and device share this code.
 #pragma once
 
-#include <cstdint>
+#include "kernels/common/host_device.hpp"
 
-#if defined(__CUDACC__)
-#define GPUFACT_HOST_DEVICE __host__ __device__
-#else
-#define GPUFACT_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace gpufact::kernels {
 

@@ -1,6 +1,7 @@
 #include "kernels/lu/panel_coop.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/lu/panel_replay.hpp"
 
 #include <cooperative_groups.h>
 
@@ -100,30 +101,6 @@ __device__ __forceinline__ void push(unsigned addr, double v, unsigned bar) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(addr),
                "l"(__double_as_longlong(v)), "r"(bar)
                : "memory");
-}
-
-// Replay the interchanges as LAPACK's sequential swaps (one thread): position j takes the row
-// chosen for column j (piv[j]); the row it held goes where that one was. Only rows of the first b
-// positions ever move other than by being chosen, so two maps of b entries suffice (cur:
-// position -> row for positions < b; pos_of: row -> position for rows < b). The first CTA writes
-// ipiv (1-based) and info.
-__device__ inline void replay_interchanges(const int* piv, int* cur, int* pos_of, int b, bool first_cta,
-                                           std::int64_t* ipiv, int* info, int first_zero) {
-  for (int k = 0; k < b; ++k) cur[k] = k, pos_of[k] = k;
-  for (int j = 0; j < b; ++j) {
-    const int q = piv[j], p = q < b ? pos_of[q] : q, r = cur[j];
-    if (first_cta) ipiv[j] = p + 1;
-    if (p < b) cur[p] = r;
-    pos_of[r] = p;
-    cur[j] = q;
-    if (q < b) pos_of[q] = j;
-  }
-  if (first_cta) *info = first_zero;
-}
-
-// Where a panel row ends: the column it was chosen for (c >= 0), else where the replay left it.
-__device__ __forceinline__ int final_row(int c, int row, int b, const int* pos_of) {
-  return c >= 0 ? c : (row < b ? pos_of[row] : row);
 }
 
 // CTA 0's thread 0 times the phases of a launch when asked (CoopPanelPhase order).
@@ -350,7 +327,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Every push has landed (each CTA waited for all of column b - 1's); no CTA leaves early.
   cluster.sync();
 
-  if (t == 0) replay_interchanges(piv, cur, pos_of, b, g == 0, ipiv, info, first_zero);
+  if (t == 0) {
+    replay_interchanges(piv, cur, pos_of, b, g == 0 ? ipiv : nullptr);
+    if (g == 0) *info = first_zero;
+  }
   __syncthreads();
   // Each row once to its final row: columns left of the one it was chosen for (all, if never
   // chosen) are multipliers, divided by their column's pivot now; the rest is U.
@@ -474,7 +454,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   cluster.sync();
 
-  if (t == 0) replay_interchanges(piv, cur, pos_of, b, g == 0, ipiv, info, first_zero);
+  if (t == 0) {
+    replay_interchanges(piv, cur, pos_of, b, g == 0 ? ipiv : nullptr);
+    if (g == 0) *info = first_zero;
+  }
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
