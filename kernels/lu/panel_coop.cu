@@ -200,6 +200,20 @@ struct Exchange {
   }
 };
 
+// After the last column: every push has landed (each CTA waited for all of column b - 1's) and
+// no CTA leaves while another could still push to it; then thread 0 replays the interchanges
+// (CTA 0 writes ipiv and info) and the CTA meets before its rows go to their final places.
+__device__ __forceinline__ void finish_exchanges(const int* piv, int* cur, int* pos_of, int b, std::int64_t* ipiv,
+                                                 int* info, int first_zero) {
+  cg::this_cluster().sync();
+  const bool first_cta = cg::this_cluster().block_rank() == 0;
+  if (threadIdx.x == 0) {
+    replay_interchanges(piv, cur, pos_of, b, first_cta ? ipiv : nullptr);
+    if (first_cta) *info = first_zero;
+  }
+  __syncthreads();
+}
+
 // Dynamic shared memory of the shared-memory kernel's CTA: its rows (column-major, leading
 // dimension rows | 1 so a row's columns fall in distinct banks), per column the pivot, the
 // candidate rows every CTA pushed (per column parity and sender), per row the column it was
@@ -324,14 +338,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     clock.lap(kCoopUpdate);
   }
-  // Every push has landed (each CTA waited for all of column b - 1's); no CTA leaves early.
-  cluster.sync();
-
-  if (t == 0) {
-    replay_interchanges(piv, cur, pos_of, b, g == 0 ? ipiv : nullptr);
-    if (g == 0) *info = first_zero;
-  }
-  __syncthreads();
+  finish_exchanges(piv, cur, pos_of, b, ipiv, info, first_zero);
   // Each row once to its final row: columns left of the one it was chosen for (all, if never
   // chosen) are multipliers, divided by their column's pivot now; the rest is U.
   for (int k = warp; k < b; k += kWarps) {
@@ -452,13 +459,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     clock.lap(kCoopUpdate);
   }
-  cluster.sync();
-
-  if (t == 0) {
-    replay_interchanges(piv, cur, pos_of, b, g == 0 ? ipiv : nullptr);
-    if (g == 0) *info = first_zero;
-  }
-  __syncthreads();
+  finish_exchanges(piv, cur, pos_of, b, ipiv, info, first_zero);
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
     const int r = t + i * kThreads;
