@@ -467,14 +467,16 @@ AxisSpec leaf_axis() {
   return {.name = "leaf", .kind = AxisKind::integer,
           .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER, TSLU or "
                   "the cooperative kernel (axis panel; 0: one cuSOLVER getrf per panel, 32-column TSLU leaves, or "
-                  "the widest cooperative leaf that fits)",
+                  "per panel the cooperative leaf that fits: 64 or 32 columns in registers, else the widest in "
+                  "shared memory)",
           .defaults = "0", .min = 0, .max = 512};
 }
 AxisSpec panel_axis() {
   return {.name = "panel", .kind = AxisKind::text,
           .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting), by TSLU with tournament "
-                  "pivoting (CALU; leaf 0 means 32, else 8..64) or by one thread block cluster holding the leaf in "
-                  "shared memory (partial pivoting; leaf 0: the whole panel where it fits); Cholesky diagonal blocks by cuSOLVER potrf, "
+                  "pivoting (CALU; leaf 0 means 32, else 8..64) or by one thread block cluster holding the leaf on "
+                  "chip (partial pivoting; leaf 0: per panel, 64 or 32 columns in registers, else the widest that "
+                  "fits shared memory); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
                   "per column panel (axis dataflow_panel; nb must be 0)",

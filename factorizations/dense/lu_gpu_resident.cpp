@@ -29,26 +29,12 @@ LuOptions one_level(LuOptions o) {
   return o;
 }
 
-// panel = cooperative: a panel_leaf asked for is cut to what fits the tallest (first) panel; with
-// none, each panel takes its own leaf (leaf_for: in registers where it can, kernels/lu/panel_coop.cuh
-// coop_panel_fit_width). Throws when not even 8 columns of the tallest panel fit.
-LuOptions resolve_coop_leaf(LuOptions o, std::int64_t m, std::int64_t n, std::size_t element_bytes) {
-  if (o.panel != PanelMethod::cooperative || std::min(m, n) == 0) return o;
-  const std::int64_t want = std::min(o.panel_leaf > 0 ? o.panel_leaf : o.nb, std::min(m, n));
-  const std::int64_t fit = kernels::coop_panel_fit_width(m, want, element_bytes);
-  if (fit == 0)
-    throw std::invalid_argument("panel = cooperative: an " + std::to_string(m) +
-                                "-row panel of 8 columns does not fit in a cluster's shared memory");
-  if (o.panel_leaf > 0 && fit < want) o.panel_leaf = fit;
-  return o;
-}
-
 // Every leaf of every panel, in the order they are factored (one cuSOLVER info each).
 template <class T>
 std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, const LuResidentWorkspace<T>& ws) {
   std::vector<PanelLeaf> out;
-  for (const auto& s : steps) {
-    const auto l = panel_leaves(s.j0, s.j1, ws.leaf_for(s));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto l = panel_leaves(steps[i].j0, steps[i].j1, ws.leaf_for(i));
     out.insert(out.end(), l.begin(), l.end());
   }
   return out;
@@ -59,11 +45,27 @@ std::vector<PanelLeaf> all_leaves(const std::vector<LuStep>& steps, const LuResi
 template <class T>
 LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, const LuOptions& o)
     : ResidentContext(o.panel_sms), m(m_), n(n_), ld(device_ld(m_, n_, false)),
-      options(resolve_coop_leaf(one_level(o), m_, n_, sizeof(T))) {
+      options(one_level(o)) {
   validate(options);
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
   const auto steps = lu_schedule(m, n, options);
+  // Each panel's leaf width, once: with panel = cooperative the leaf panel_coop.cuh's
+  // coop_panel_fit_width gives for that panel's height (in registers where it can; a panel_leaf
+  // asked for is cut to what fits), else the one width the options give.
+  for (const auto& s : steps) {
+    const std::int64_t width = s.j1 - s.j0;
+    if (options.panel != PanelMethod::cooperative) {
+      step_leaf.push_back(effective_panel_leaf(options));
+      continue;
+    }
+    const std::int64_t want = options.panel_leaf > 0 ? std::min(options.panel_leaf, width) : width;
+    const std::int64_t fit = kernels::coop_panel_fit_width(m - s.j0, want, sizeof(T));
+    if (fit == 0)
+      throw std::invalid_argument("panel = cooperative: an " + std::to_string(m - s.j0) +
+                                  "-row panel of 8 columns does not fit in a cluster's shared memory");
+    step_leaf.push_back(fit >= width ? 0 : fit);
+  }
   const auto leaves = all_leaves(steps, *this);
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
   infos = DeviceBuffer<int>(std::max<std::size_t>(leaves.size(), 1));
@@ -92,13 +94,6 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
     inverse = DeviceBuffer<T>(static_cast<std::size_t>(2 * options.nb * options.nb));
     u12 = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * n));
   }
-}
-
-template <class T>
-std::int64_t LuResidentWorkspace<T>::leaf_for(const LuStep& s) const {
-  if (options.panel != PanelMethod::cooperative || options.panel_leaf > 0) return effective_panel_leaf(options);
-  const std::int64_t width = s.j1 - s.j0, fit = kernels::coop_panel_fit_width(m - s.j0, width, sizeof(T));
-  return fit >= width ? 0 : fit;
 }
 
 std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,
@@ -192,7 +187,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    factor_columns(factor_columns, s.j0, s.j1, ws.leaf_for(s));
+    factor_columns(factor_columns, s.j0, s.j1, ws.leaf_for(i));
     // inv(L11) for this step's U12 GEMMs (volkov08 §5): trsm on the w × w identity, w³ flops, on
     // the panel stream before the panel's ready event. Only when some column lies right of the panel.
     const std::int64_t w = s.j1 - s.j0;
@@ -231,10 +226,10 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     dev::trsm<T>(blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, cols, T(1), d.at(s.j0, s.j0), ldda,
                  d.at(s.j0, c0), ldda);
   };
-  auto swap_panel_rows = [&](const LuStep& s, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
+  auto swap_panel_rows = [&](std::size_t i, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
     if (c1 <= c0) return;
     GpuPhase phase(timer, Phase::pivoting, strm);
-    for (const auto& l : panel_leaves(s.j0, s.j1, ws.leaf_for(s))) swap_rows(l, c0, c1, 0, 0, strm);
+    for (const auto& l : panel_leaves(steps[i].j0, steps[i].j1, ws.leaf_for(i))) swap_rows(l, c0, c1, 0, 0, strm);
   };
   cudaStream_t sa = ws.aux;
   ws.aux_start.record(sp);  // aux starts after the finite check (and what the caller enqueued)
@@ -257,12 +252,12 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     // event is recorded again for panel i + 1).
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(su, st.lookahead_done.get(), 0));
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.lookahead_done.get(), 0));
-    swap_panel_rows(s, 0, s.j0, sa);
-    swap_panel_rows(s, rest_begin, n, su);
+    swap_panel_rows(i, 0, s.j0, sa);
+    swap_panel_rows(i, rest_begin, n, su);
     solve_u12(i, rest_begin, n, su);
     update(s.j0, s.j1, rest_begin, n, su, true);
     if (ahead) {
-      swap_panel_rows(s, s.j1, rest_begin, sp);
+      swap_panel_rows(i, s.j1, rest_begin, sp);
       solve_u12(i, s.j1, rest_begin, sp);
       update(s.j0, s.j1, s.j1, rest_begin, sp, true);
       factor_panel(i + 1);

@@ -7,16 +7,15 @@
 // trsm on the nb × nb identity right after the panel), or by cuBLAS trsm; updates through the update-GEMM table;
 // the panel optionally recursive (LuOptions::panel_leaf), its leaves by cuSOLVER or by TSLU with
 // tournament pivoting (LuOptions::panel, kernels/lu/tslu.cuh: no global synchronization per
-// column) or by one thread block cluster holding the leaf in shared memory (kernels/lu/panel_coop.cuh:
-// one exchange of candidate rows per column inside the cluster, 16 SMs). The modern variant beside the paper's hybrid:
-// a 16-core host against a 60 TFLOP/s GPU.
+// column) or by one thread block cluster holding the leaf on chip (kernels/lu/panel_coop.cuh: one
+// exchange of candidate rows per column inside the cluster, 16 SMs). The modern variant beside
+// the paper's hybrid: a 16-core host against a 60 TFLOP/s GPU.
 #pragma once
 
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/handles.hpp"
 #include "factorizations/dense/lookahead.hpp"
 #include "factorizations/dense/lu_options.hpp"
-#include "factorizations/dense/lu_schedule.hpp"
 #include "factorizations/dense/phase_timer.hpp"
 
 #include <cstddef>
@@ -30,13 +29,13 @@ class LuResidentWorkspace : public ResidentContext {
  public:
   // Uses o.nb, o.lookahead, o.gemm, o.inverse_trsm, o.panel_leaf (0: one cuSOLVER getrf per
   // panel, which blocks inside it; > 0: the recursive panel) and o.panel (tournament: TSLU leaves
-  // of effective_panel_leaf(o) columns; cooperative: a panel_leaf asked for is cut to what fits
-  // the first panel; with none, each panel its own, leaf_for).
+  // of effective_panel_leaf(o) columns; cooperative: each panel its own leaf, leaf_for).
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
-  // The leaf width panel s is factored with (0: the whole panel at once).
-  std::int64_t leaf_for(const LuStep& s) const;
+  // The leaf width step i of lu_schedule(m, n, options) is factored with (0: the whole panel).
+  std::int64_t leaf_for(std::size_t i) const { return step_leaf[i]; }
   std::int64_t m, n, ld;
   LuOptions options;
+  std::vector<std::int64_t> step_leaf;  // leaf_for, per step
   DeviceBuffer<T> matrix;  // for calls from host memory
   DeviceBuffer<std::int64_t> ipiv;
   DeviceBuffer<int> infos;  // one per panel

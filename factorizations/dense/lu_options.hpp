@@ -28,8 +28,8 @@ struct LuOptions {
   // cusolverDnXgetrf, trsm + GEMM between the halves (0: one cusolverDnXgetrf on the whole panel).
   std::int64_t panel_leaf = 0;
   // GPU-resident: the leaf factorization. tournament takes leaves of 8..64 columns (panel_leaf 0:
-  // kTournamentLeaf); cooperative the whole panel when it fits in a cluster's shared memory
-  // (panel_leaf 0), else the widest leaf that does (LuResidentWorkspace resolves it).
+  // kTournamentLeaf); cooperative takes, per panel, the leaf kernels/lu/panel_coop.cuh's
+  // coop_panel_fit_width gives (in registers where it can; panel_leaf, if set, cut to what fits).
   PanelMethod panel = PanelMethod::cusolver;
   // GPU-resident: the trailing update kept off this many SMs (a green context; rounded up to the
   // device's granularity), which only the panel stream uses; 0: both streams on every SM.

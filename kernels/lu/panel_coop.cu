@@ -481,8 +481,11 @@ int current_device_attribute(cudaDeviceAttr attr) {
 }
 
 // Dynamic shared memory a CTA may take: the opt-in limit less 6 KiB for the kernel's static arrays.
+// Read once, like the cluster size and the kernel attributes (the process's device).
 std::size_t shared_limit() {
-  return static_cast<std::size_t>(current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - 6 * 1024);
+  static const auto limit =
+      static_cast<std::size_t>(current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - 6 * 1024);
+  return limit;
 }
 
 // Clusters of 16 allowed (and the shared-memory kernel's large dynamic shared memory), once per kernel.
