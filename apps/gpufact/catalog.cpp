@@ -11,6 +11,7 @@
 #include "microbench/launch/launch.hpp"
 #include "microbench/memory/memory.hpp"
 #include "microbench/panel/fig3.hpp"
+#include "microbench/panel/qr_panel.hpp"
 #include "microbench/peak/peak.hpp"
 #include "microbench/pipeline/pipeline.hpp"
 #include "microbench/smem/smem.hpp"
@@ -33,6 +34,7 @@ const Registry& experiment_catalog() {
     microbench::register_barrier(r);    // §3.6
     microbench::register_bandwidth(r);  // §3.7
     microbench::register_fig3(r);       // §3.8
+    microbench::register_qr_panel(r);   // §3.8 for the QR of §5
     factorizations::register_gemm(r);   // §4: Table 2, Figs. 5-6
     microbench::register_sgemm_tune(r);         // §4 (modern SIMT SGEMM)
     microbench::register_sgemm_triangular(r);   // §4.2

@@ -476,7 +476,9 @@ AxisSpec panel_axis() {
           .help = "gpu_resident: LU panel leaves by cuSOLVER getrf (partial pivoting), by TSLU with tournament "
                   "pivoting (CALU; leaf 0 means 32, else 8..64) or by one thread block cluster holding the leaf on "
                   "chip (partial pivoting; leaf 0: per panel, 64 or 32 columns in registers, else the widest that "
-                  "fits shared memory); Cholesky diagonal blocks by cuSOLVER potrf, "
+                  "fits shared memory); QR panels by cuSOLVER geqrf or cooperative: leaves of 64, 32 or 16 columns "
+                  "held in one cluster's registers (one exchange of column sums per column), halves applied as "
+                  "block reflectors (nb 0 means 128); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
                   "per column panel (axis dataflow_panel; nb must be 0)",
@@ -564,7 +566,8 @@ void register_dense(Registry& registry) {
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
       const std::string& f = p.text("factorization");
-      if (f == "qr" && p.text("panel") != "cusolver") return false;
+      if (f == "qr" && p.text("panel") != "cusolver" && (p.text("panel") != "cooperative" || m != "gpu_resident"))
+        return false;
       if (p.integer("panel_sms") != 0 && (m != "gpu_resident" || f == "qr")) return false;
       if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused" || p.text("panel") == "dataflow"))
         return false;  // Cholesky's diagonal blocks

@@ -3,6 +3,7 @@
 #include "core/linalg/host_blas.hpp"
 #include "kernels/dense/finite_check.cuh"
 #include "kernels/qr/block_reflector.cuh"
+#include "kernels/qr/panel_cluster.cuh"
 
 #include <algorithm>
 #include <cstring>
@@ -63,15 +64,17 @@ struct QrDriver {
   T* slot(std::size_t i) const { return ws.reflectors.data() + static_cast<std::int64_t>(i & 1) * m * ws.widest; }
 
   // C (rows [s.j0, m) × cols [c0, c1)) ← (I − V T Vᵀ)ᵀ C (transpose) or (I − V T Vᵀ) C with the
-  // zero-filled V in `v` (ld m − s.j0): three GEMMs on stream `st` with its own handle and work.
-  void apply(const QrStep& s, const T* v, std::int64_t c0, std::int64_t c1, bool transpose, cudaStream_t st) {
+  // zero-filled V in `v` (ld m − s.j0): three GEMMs on stream `st` with its own handle and work,
+  // timed as update GEMMs unless `inside_panel` (a panel's halves, timed with the panel).
+  void apply(const QrStep& s, const T* v, std::int64_t c0, std::int64_t c1, bool transpose, cudaStream_t st,
+             bool inside_panel = false) {
     const std::int64_t rows = m - s.j0, cols = c1 - c0, w = s.j1 - s.j0;
     if (rows <= 0 || cols <= 0 || w <= 0) return;
     cublasHandle_t blas = st == sp ? ws.panel_blas.get() : ws.update_blas.get();
     T* w1 = (st == sp ? ws.panel_work : ws.update_work).data();
     T* w2 = w1 + ws.widest * n;
     const double r = static_cast<double>(rows), c = static_cast<double>(cols), b = static_cast<double>(w);
-    GpuPhase phase(timer, Phase::gpu_compute, st, 4 * r * c * b + 2 * b * b * c);
+    GpuPhase phase(inside_panel ? nullptr : timer, Phase::gpu_compute, st, 4 * r * c * b + 2 * b * b * c);
     gemm(blas, Op::T, Op::N, w, cols, rows, T(1), v, rows, at(s.j0, c0), ld, T(0), w1, w, st);
     gemm(blas, transpose ? Op::T : Op::N, Op::N, w, cols, w, T(1), t_of(s), ws.widest, w1, w, T(0), w2, w, st);
     gemm(blas, Op::N, Op::N, rows, cols, w, T(-1), v, rows, w2, w, T(1), at(s.j0, c0), ld, st);
@@ -166,20 +169,51 @@ struct QrDriver {
     ws.streams.panel_ready.record(sp);
   }
 
-  // The panel on the GPU: cuSOLVER geqrf, zero-filled V, Gram matrix, larft recurrence.
+  // The zero-filled V of the factored columns [s.j0, s.j1) into `v` (ld m − s.j0) and their T at
+  // t_of(s): Gram matrix VᵀV, then larft's recurrence.
+  void reflector_block(const QrStep& s, const T* d_tau, T* v) {
+    const std::int64_t rows = m - s.j0, w = s.j1 - s.j0;
+    kernels::launch_zero_filled_reflectors(at(s.j0, s.j0), ld, rows, w, v, rows, sp);
+    dev::gemm<T>(ws.panel_blas, Op::T, Op::N, w, w, rows, T(1), v, rows, v, rows, T(0), ws.gram.data(), w);
+    kernels::launch_larft_from_gram(ws.gram.data(), w, d_tau + s.j0, w, t_of(s), ws.widest, sp);
+  }
+
+  // geqrf of columns [j0, j1) (rows j0..m) on the panel stream by the cluster kernel: a leaf if
+  // its registers hold the columns, else the first half (in whole leaves), its block reflector
+  // applied to the second, then the second half. `v` is scratch for the halves' V (the panel's
+  // slot, rewritten once the panel is done); their T go where the panel's T will.
+  void factor_panel_cluster(std::int64_t j0, std::int64_t j1, T* d_tau, T* v) {
+    const std::int64_t rows = m - j0, w = j1 - j0;
+    const std::int64_t leaf = kernels::qr_panel_cluster_fit_width(rows, w, sizeof(T));
+    if (leaf == 0) {  // too tall for a cluster's registers
+      dev::geqrf<T>(ws.solver, rows, w, at(j0, j0), ld, d_tau + j0, ws.solver_ws);
+      return;
+    }
+    if (leaf == w) {
+      kernels::launch_qr_panel_cluster(at(j0, j0), ld, rows, w, d_tau + j0, sp);
+      return;
+    }
+    const std::int64_t leaves = (w + leaf - 1) / leaf, half = leaf * ((leaves + 1) / 2);
+    const QrStep first{j0, j0 + half};
+    factor_panel_cluster(first.j0, first.j1, d_tau, v);
+    reflector_block(first, d_tau, v);
+    apply(first, v, first.j1, j1, true, sp, true);
+    factor_panel_cluster(first.j1, j1, d_tau, v);
+  }
+
+  // The panel on the GPU (cuSOLVER geqrf or the cluster kernel), then its zero-filled V and T.
   void run_resident(T* d_tau) {
     const auto& steps = ws.steps;
     start_nonfinite_check();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const QrStep& s = steps[i];
-      const std::int64_t rows = m - s.j0, w = s.j1 - s.j0;
       {
         GpuPhase phase(timer, Phase::gpu_panel, sp);
-        dev::geqrf<T>(ws.solver, rows, w, at(s.j0, s.j0), ld, d_tau + s.j0, ws.solver_ws);
-        kernels::launch_zero_filled_reflectors(at(s.j0, s.j0), ld, rows, w, slot(i), rows, sp);
-        dev::gemm<T>(ws.panel_blas, Op::T, Op::N, w, w, rows, T(1), slot(i), rows, slot(i), rows, T(0),
-                     ws.gram.data(), w);
-        kernels::launch_larft_from_gram(ws.gram.data(), w, d_tau + s.j0, w, t_of(s), ws.widest, sp);
+        if (ws.options.panel == QrPanel::cooperative)
+          factor_panel_cluster(s.j0, s.j1, d_tau, slot(i));
+        else
+          dev::geqrf<T>(ws.solver, m - s.j0, s.j1 - s.j0, at(s.j0, s.j0), ld, d_tau + s.j0, ws.solver_ws);
+        reflector_block(s, d_tau, slot(i));
       }
       enqueue_updates(i);
     }
@@ -206,6 +240,16 @@ QrDriver<T> driver_for(T* d, std::int64_t ld, QrWorkspace<T>& ws, PhaseTimer* ti
 
 }  // namespace
 
+std::string qr_panel_name(QrPanel p) { return p == QrPanel::cooperative ? "cooperative" : "cusolver"; }
+
+QrPanel qr_panel_from(const std::string& name) {
+  for (const QrPanel p : {QrPanel::cusolver, QrPanel::cooperative})
+    if (qr_panel_name(p) == name) return p;
+  throw std::invalid_argument("qr panel = " + name + " is not cusolver or cooperative");
+}
+
+std::int64_t cooperative_qr_nb(std::int64_t) { return 128; }
+
 std::string describe(const QrOptions& o) {
   std::string s;
   if (o.widths.empty()) {
@@ -217,6 +261,7 @@ std::string describe(const QrOptions& o) {
   }
   s += o.lookahead ? " lookahead" : " no-lookahead";
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
+  if (o.panel == QrPanel::cooperative) s += " panel=cooperative";
   return s;
 }
 

@@ -5,8 +5,9 @@
 //   qr_hybrid        volkov08 §5: each panel factored on the CPU (OpenBLAS geqrf + larft, all
 //                    threads), V and T sent to the GPU; the next panel's columns updated first and
 //                    sent down, so the CPU factors it while the GPU updates the rest.
-//   qr_gpu_resident  the panel on the GPU too: cusolverDnXgeqrf on the m × nb panel, T from the
-//                    Gram matrix VᵀV (one GEMM) and larft's recurrence (one small kernel).
+//   qr_gpu_resident  the panel on the GPU too: cusolverDnXgeqrf on the m × nb panel (or the
+//                    cluster kernel's leaves, QrOptions::panel), T from the Gram matrix VᵀV (one
+//                    GEMM) and larft's recurrence (one small kernel).
 // Explicit Q (orgqr semantics) applies the blocks in reverse to the identity, on the GPU, with the
 // T factors the factorization kept in the workspace. Panel widths per stage: QrOptions::widths
 // (qr_block_plan.hpp, the paper's dynamic programming) or a uniform nb.
@@ -27,12 +28,23 @@
 
 namespace gpufact::dense {
 
+// How the GPU-resident QR factors a panel: one cusolverDnXgeqrf, or leaves held on chip by one
+// thread block cluster (kernels/qr/panel_cluster.cuh: the widest of 64, 32 or 16 columns its
+// registers hold for the panel's rows), each leaf's reflectors applied to the rest of the panel as
+// one block (the panel halved recursively); panels no register class holds fall back to cuSOLVER.
+enum class QrPanel { cusolver, cooperative };
+std::string qr_panel_name(QrPanel p);
+QrPanel qr_panel_from(const std::string& name);  // throws std::invalid_argument naming the choices
+// The uniform panel width the cooperative panel runs at by default for an n-column matrix.
+std::int64_t cooperative_qr_nb(std::int64_t n);
+
 struct QrOptions {
   std::int64_t nb = 128;             // uniform panel width when `widths` is empty
   std::vector<std::int64_t> widths;  // the per-stage plan (sums to n); overrides nb
   bool lookahead = true;
   UpdateGemm gemm = UpdateGemm::cublas;
   int cpu_threads = 0;  // hybrid: OpenBLAS threads of the CPU panel (0: leave the caller's setting)
+  QrPanel panel = QrPanel::cusolver;  // GPU-resident only
 };
 std::string describe(const QrOptions& o);  // "nb=128 lookahead cublas" or "plan(64 stages, 96..256) ..."
 // The plan the options give for min(m, n) = n columns; throws std::invalid_argument on a bad one.

@@ -71,9 +71,12 @@ template <class T>
 QrOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   QrOptions o;
   if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
+  if (method == "gpu_resident" && c.point().has("panel")) o.panel = qr_panel_from(c.text("panel"));
   const std::int64_t nb = c.point().has("nb") ? c.integer("nb") : 0;
   if (nb > 0)
     o.nb = nb;
+  else if (o.panel == QrPanel::cooperative)
+    o.nb = cooperative_qr_nb(n);
   else if (method == "hybrid" || method == "gpu_resident")
     o.widths = auto_qr_widths(method, c.text("precision"), n, n);
   return o;

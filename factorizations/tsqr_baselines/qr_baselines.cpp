@@ -74,6 +74,8 @@ void run_method(Case& c, const CaseInput& in) {
     c.skip(method.name + " needs a GPU: " + c.session().system().gpu_unavailable);
   if (method.max_width > 0 && n > method.max_width)
     c.skip(method.name + " factors at most " + std::to_string(method.max_width) + " columns; n = " + std::to_string(n));
+  if (method.unsupported)
+    if (const std::string why = method.unsupported(m, n); !why.empty()) c.skip(method.name + ": " + why);
   const double flops = qr_explicit_flops(m, n);
   if (method.needs.memory == QrMemory::host && in.host_flop_limit > 0 && flops > in.host_flop_limit) {
     std::ostringstream why;

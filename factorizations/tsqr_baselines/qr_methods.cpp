@@ -10,8 +10,10 @@
 #include "factorizations/caqr/caqr.hpp"
 #include "factorizations/caqr/caqr_tuning.hpp"
 #include "factorizations/caqr/tsqr_register.hpp"
+#include "factorizations/dense/qr_device.hpp"
 #include "kernels/qr/caqr_kernels.cuh"
 #include "kernels/qr/householder_blas2.cuh"
+#include "kernels/qr/panel_cluster.cuh"
 
 #include <unistd.h>
 
@@ -118,6 +120,33 @@ class Blas2Plan final : public QrPlan<T> {
   Stream capture_stream_;
   std::unique_ptr<CapturedGraph> graph_;
   std::tuple<const T*, std::int64_t, T*, std::int64_t, T*, std::int64_t> key_{};
+};
+
+// Blocked Householder QR with each panel held on chip by one thread block cluster (the GPU-resident
+// dense QR with panel = cooperative, kernels/qr/panel_cluster.cuh), on Q's storage; R copied out,
+// then Q formed in place from the blocks' V and T. Synchronizes (the input's NaN/Inf check).
+template <class T>
+class HouseholderClusterPlan final : public QrPlan<T> {
+ public:
+  HouseholderClusterPlan(std::int64_t m, std::int64_t n)
+      : m_(m), n_(n), ws_(m, n, options(n), dense::QrVariant::gpu_resident), tau_(static_cast<std::size_t>(n)) {}
+  static dense::QrOptions options(std::int64_t n) {
+    dense::QrOptions o;
+    o.panel = dense::QrPanel::cooperative;
+    o.nb = dense::cooperative_qr_nb(n);
+    return o;
+  }
+  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
+    copy_matrix(a, lda, q, ldq, m_, n_, s);
+    dense::qr_gpu_resident<T>(m_, n_, q, ldq, tau_.data(), ws_, s);
+    kernels::launch_copy_upper_triangle(q, ldq, n_, r, ldr, s);
+    dense::qr_form_q_device<T>(q, ldq, ws_, s);
+  }
+
+ private:
+  std::int64_t m_, n_;
+  dense::QrWorkspace<T> ws_;
+  DeviceBuffer<T> tau_;
 };
 
 // CholeskyQR2 (beyond the paper): R₁ = chol(AᵀA), Q₁ = A R₁⁻¹, the same once more on Q₁, R = R₂R₁.
@@ -344,6 +373,19 @@ std::vector<QrMethod<T>> make_table() {
       {"caqr_register", "CAQR, register TSQR panels (GPU)", {true, QrMemory::device}, false,
        [bytes](std::int64_t m, std::int64_t n) { return bytes(0) + CaqrRegisterPlan<T>::workspace_bytes(m, n); },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<CaqrRegisterQrPlan<T>>(m, n); }},
+      {"householder_cluster", "Householder QR, cluster panels (GPU)", {true, QrMemory::device}, true,
+       [](std::int64_t m, std::int64_t n) {
+         return dense::qr_device_bytes(m, n, HouseholderClusterPlan<T>::options(n), dense::QrVariant::gpu_resident,
+                                       sizeof(T));
+       },
+       [](std::int64_t m, std::int64_t n) { return std::make_unique<HouseholderClusterPlan<T>>(m, n); }, 0,
+       [](std::int64_t m, std::int64_t n) {
+         const std::int64_t nb = std::min(n, dense::cooperative_qr_nb(n));
+         return kernels::qr_panel_cluster_fit_width(m, nb, sizeof(T)) > 0
+                    ? std::string()
+                    : "an " + std::to_string(m) + "-row panel does not fit one cluster's registers (" +
+                          (sizeof(T) == 4 ? "32768" : "16384") + " rows at most)";
+       }},
       {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
        [](std::int64_t, std::int64_t) { return std::size_t{0}; },
        [](std::int64_t m, std::int64_t n) { return std::make_unique<OpenblasPlan<T>>(m, n); }},

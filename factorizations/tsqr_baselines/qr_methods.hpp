@@ -63,6 +63,8 @@ struct QrMethod {
   std::function<std::size_t(std::int64_t m, std::int64_t n)> workspace_bytes;
   std::function<std::unique_ptr<QrPlan<T>>(std::int64_t m, std::int64_t n)> prepare;
   std::int64_t max_width = 0;  // widest n the method factors (0: any)
+  // Why the method does not run at m × n (empty: it does); asked only where a GPU is present.
+  std::function<std::string(std::int64_t m, std::int64_t n)> unsupported;
 };
 
 // The table, in display order.

@@ -1,6 +1,8 @@
 #include "kernels/lu/panel_coop.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/cluster_push.cuh"
+#include "kernels/common/phase_clock.cuh"
 #include "kernels/lu/panel_replay.hpp"
 
 #include <cooperative_groups.h>
@@ -65,64 +67,7 @@ __device__ __forceinline__ void warp_argmax(T& v, unsigned& row, int& owner) {
   row = r;
 }
 
-// Shared-memory addresses, the transaction barrier, and remote asynchronous stores (sm_90).
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ unsigned in_cta(unsigned addr, int cta) {  // the same address in CTA `cta`
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
-  return r;
-}
-__device__ __forceinline__ void barrier_init(unsigned bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void barrier_expect(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
-}
-__device__ __forceinline__ void push(unsigned addr, unsigned v, unsigned bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(addr), "r"(v),
-               "r"(bar)
-               : "memory");
-}
-__device__ __forceinline__ void push(unsigned addr, float v, unsigned bar) { push(addr, __float_as_uint(v), bar); }
-__device__ __forceinline__ void push(unsigned addr, double v, unsigned bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(addr),
-               "l"(__double_as_longlong(v)), "r"(bar)
-               : "memory");
-}
-
-// CTA 0's thread 0 times the phases of a launch when asked (CoopPanelPhase order).
-struct PhaseClock {
-  __device__ explicit PhaseClock(unsigned long long* profile)
-      : out(profile != nullptr && cg::this_cluster().block_rank() == 0 && threadIdx.x == 0 ? profile : nullptr) {
-    if (out != nullptr) mark = clock64();
-  }
-  __device__ void lap(int phase) {
-    if (out == nullptr) return;
-    const long long now = clock64();
-    cycles[phase] += now - mark;
-    mark = now;
-  }
-  __device__ void finish() const {
-    if (out == nullptr) return;
-    for (int p = 0; p < kCoopPanelPhases; ++p) out[p] = static_cast<unsigned long long>(cycles[p]);
-  }
-  unsigned long long* out;
-  long long mark = 0;
-  long long cycles[kCoopPanelPhases] = {};
-};
+using PhaseClock = kernels::PhaseClock<kCoopPanelPhases>;  // CoopPanelPhase order
 
 // One column's exchange inside the cluster: every CTA pushes its candidate (its row index, then
 // the row's columns j..b) into every CTA's slot for it; a transaction barrier per column parity
@@ -147,7 +92,7 @@ struct Exchange {
     barrier_init(smem_u32(&bars[1]));
     barrier_expect(smem_u32(&bars[0]), column_bytes(0));
     if (b > 1) barrier_expect(smem_u32(&bars[1]), column_bytes(1));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    barrier_init_fence();
   }
   // The CTA's candidate from every thread's (|a|, row): largest, ties to the lowest row. One
   // __syncthreads; returns the warp that found it.
@@ -515,21 +460,6 @@ template <auto Kernel, class T>
 void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
                     std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile);
 
-cudaLaunchConfig_t cluster_config(int ctas, std::size_t shared_bytes, cudaStream_t stream, cudaLaunchAttribute* attr) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = shared_bytes;
-  cfg.stream = stream;
-  attr->id = cudaLaunchAttributeClusterDimension;
-  attr->val.clusterDim.x = static_cast<unsigned>(ctas);
-  attr->val.clusterDim.y = 1;
-  attr->val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cfg;
-}
-
 template <class T>
 void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* ipiv, int* info,
                 cudaStream_t stream, unsigned long long* profile) {
@@ -569,7 +499,7 @@ void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::i
                     std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile) {
   set_attributes<Kernel>(large_shared);
   cudaLaunchAttribute attr{};
-  const cudaLaunchConfig_t cfg = cluster_config(shape.ctas, shape.shared_bytes, stream, &attr);
+  const cudaLaunchConfig_t cfg = cluster_launch_config(shape.ctas, kThreads, shape.shared_bytes, stream, &attr);
   GPUFACT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, Kernel, a, lda, static_cast<int>(m), static_cast<int>(b), shape.rows,
                                         ipiv, info, profile));
 }
@@ -580,7 +510,7 @@ int coop_panel_max_cluster() {
   static const int most = [] {
     set_attributes<&lu_panel_coop_kernel<float>>(true);
     cudaLaunchAttribute attr{};
-    const cudaLaunchConfig_t cfg = cluster_config(kMaxCluster, shared_limit(), nullptr, &attr);
+    const cudaLaunchConfig_t cfg = cluster_launch_config(kMaxCluster, kThreads, shared_limit(), nullptr, &attr);
     int clusters = 0;
     if (cudaOccupancyMaxActiveClusters(&clusters, lu_panel_coop_kernel<float>, &cfg) != cudaSuccess) {
       (void)cudaGetLastError();

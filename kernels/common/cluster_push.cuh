@@ -1,0 +1,78 @@
+// Pushing values into every CTA of a thread block cluster without a cluster barrier (sm_90): a
+// CTA's shared-memory address mapped into another CTA's window, transaction barriers (mbarrier)
+// that count the bytes a column's exchange brings, and asynchronous remote stores that complete
+// on the receiver's barrier. The on-chip panels (kernels/lu/panel_coop, kernels/qr/panel_cluster)
+// exchange one column's data this way: each CTA pushes, then waits for its own barrier's bytes.
+// Host side: the launch configuration of a one-dimensional cluster.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace gpufact::kernels {
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// The same address in CTA `cta`: a pure function of its operands, so not volatile (the compiler
+// may hoist it out of the column loop).
+__device__ __forceinline__ unsigned in_cta(unsigned addr, int cta) {
+  unsigned r;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
+  return r;
+}
+__device__ __forceinline__ void barrier_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+}
+// Arrives once and expects `bytes` more to complete the current phase.
+__device__ __forceinline__ void barrier_expect(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Makes the initialized barriers visible to the cluster's remote stores.
+__device__ __forceinline__ void barrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+// Stores v at `addr` (a cluster shared-memory address) and counts its bytes on barrier `bar`
+// (the receiver's, mapped the same way).
+__device__ __forceinline__ void push(unsigned addr, unsigned v, unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(addr), "r"(v),
+               "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void push(unsigned addr, float v, unsigned bar) { push(addr, __float_as_uint(v), bar); }
+__device__ __forceinline__ void push(unsigned addr, double v, unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(addr),
+               "l"(__double_as_longlong(v)), "r"(bar)
+               : "memory");
+}
+
+// A launch of `ctas` CTAs of `threads` threads as one cluster; `attr` holds the cluster attribute.
+inline cudaLaunchConfig_t cluster_launch_config(int ctas, int threads, std::size_t shared_bytes, cudaStream_t stream,
+                                                cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = shared_bytes;
+  cfg.stream = stream;
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = static_cast<unsigned>(ctas);
+  attr->val.clusterDim.y = 1;
+  attr->val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+}  // namespace gpufact::kernels
