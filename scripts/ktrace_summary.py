@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Per-kernel totals of a gpufact_ktrace timeline (CSV, optionally .xz).
 
-    scripts/ktrace_summary.py TRACE.csv[.xz] [--top N] [--match TEXT]
+    scripts/ktrace_summary.py TRACE.csv[.xz] [--top N] [--match TEXT] [--streams]
 
 Prints, busiest first, each kernel (name cut at its template arguments' first '<' or '('), its
 launches, total and mean GPU time in microseconds and its share of the summed kernel time; memcpy
-and memset entries are grouped by kind. --match keeps only names containing TEXT.
+and memset entries are grouped by kind. --match keeps only names containing TEXT. --streams
+groups by stream and kernel instead, so the panel and update streams of a look-ahead show apart.
 """
 import argparse
 import collections
@@ -41,6 +42,7 @@ def main() -> int:
     parser.add_argument("trace")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--match", default="")
+    parser.add_argument("--streams", action="store_true")
     args = parser.parse_args()
     opener = lzma.open if args.trace.endswith(".xz") else open
     with opener(args.trace, "rt", newline="") as f:
@@ -53,6 +55,8 @@ def main() -> int:
         name = short_name(plain[row["name"]]) if kind == "kernel" else kind
         if args.match and args.match not in name:
             continue
+        if args.streams:
+            name = f"[{row['stream']}] {name}"
         count[name] += 1
         total[name] += (int(row["end_ns"]) - int(row["start_ns"])) * 1e-3
     if not total:

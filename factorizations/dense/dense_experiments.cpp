@@ -488,7 +488,7 @@ AxisSpec panel_axis() {
 }
 AxisSpec panel_sms_axis() {
   return {.name = "panel_sms", .kind = AxisKind::integer,
-          .help = "gpu_resident LU and Cholesky: the trailing update kept off this many SMs (a green context, "
+          .help = "gpu_resident LU, Cholesky and QR: the trailing update kept off this many SMs (a green context, "
                   "rounded up to the device's granularity: 8 on Hopper), which only the panel stream uses; 0: both "
                   "streams on every SM, the panel's by priority only",
           .defaults = "0", .min = 0, .max = 1024};
@@ -568,7 +568,7 @@ void register_dense(Registry& registry) {
       const std::string& f = p.text("factorization");
       if (f == "qr" && p.text("panel") != "cusolver" && (p.text("panel") != "cooperative" || m != "gpu_resident"))
         return false;
-      if (p.integer("panel_sms") != 0 && (m != "gpu_resident" || f == "qr")) return false;
+      if (p.integer("panel_sms") != 0 && m != "gpu_resident") return false;
       if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused" || p.text("panel") == "dataflow"))
         return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);

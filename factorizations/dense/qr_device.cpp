@@ -262,6 +262,7 @@ std::string describe(const QrOptions& o) {
   s += o.lookahead ? " lookahead" : " no-lookahead";
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
   if (o.panel == QrPanel::cooperative) s += " panel=cooperative";
+  if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
   return s;
 }
 
@@ -292,7 +293,7 @@ std::size_t qr_device_bytes(std::int64_t m, std::int64_t n, const QrOptions& o, 
 
 template <class T>
 QrWorkspace<T>::QrWorkspace(std::int64_t m_, std::int64_t n_, const QrOptions& o, QrVariant v)
-    : m(m_), n(n_), widest(1), options(o), variant(v) {
+    : m(m_), n(n_), widest(1), options(o), variant(v), streams(v == QrVariant::gpu_resident ? o.panel_sms : 0) {
   check_shape("QrWorkspace", m, n, std::max<std::int64_t>(1, m));
   (void)update_gemm_fn<T>(o.gemm);  // throws for a precision the GEMM lacks
   options.widths = qr_widths(o, n);

@@ -45,6 +45,7 @@ struct QrOptions {
   UpdateGemm gemm = UpdateGemm::cublas;
   int cpu_threads = 0;  // hybrid: OpenBLAS threads of the CPU panel (0: leave the caller's setting)
   QrPanel panel = QrPanel::cusolver;  // GPU-resident only
+  int panel_sms = 0;  // GPU-resident: SMs kept off the update stream (lookahead.hpp; 0: none)
 };
 std::string describe(const QrOptions& o);  // "nb=128 lookahead cublas" or "plan(64 stages, 96..256) ..."
 // The plan the options give for min(m, n) = n columns; throws std::invalid_argument on a bad one.

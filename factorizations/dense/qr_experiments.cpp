@@ -72,6 +72,7 @@ QrOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   QrOptions o;
   if (c.point().has("gemm")) o.gemm = update_gemm_from(c.text("gemm"));
   if (method == "gpu_resident" && c.point().has("panel")) o.panel = qr_panel_from(c.text("panel"));
+  if (method == "gpu_resident" && c.point().has("panel_sms")) o.panel_sms = static_cast<int>(c.integer("panel_sms"));
   const std::int64_t nb = c.point().has("nb") ? c.integer("nb") : 0;
   if (nb > 0)
     o.nb = nb;

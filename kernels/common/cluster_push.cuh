@@ -58,6 +58,19 @@ __device__ __forceinline__ void push(unsigned addr, double v, unsigned bar) {
                : "memory");
 }
 
+// 16 bytes at once (addr 16-byte aligned): four floats or two doubles.
+__device__ __forceinline__ void push_vec(unsigned addr, const float (&v)[4], unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(addr),
+               "r"(__float_as_uint(v[0])), "r"(__float_as_uint(v[1])), "r"(__float_as_uint(v[2])),
+               "r"(__float_as_uint(v[3])), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void push_vec(unsigned addr, const double (&v)[2], unsigned bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b64 [%0], {%1, %2}, [%3];" ::"r"(addr),
+               "l"(__double_as_longlong(v[0])), "l"(__double_as_longlong(v[1])), "r"(bar)
+               : "memory");
+}
+
 // A launch of `ctas` CTAs of `threads` threads as one cluster; `attr` holds the cluster attribute.
 inline cudaLaunchConfig_t cluster_launch_config(int ctas, int threads, std::size_t shared_bytes, cudaStream_t stream,
                                                 cudaLaunchAttribute* attr) {

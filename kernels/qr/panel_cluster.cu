@@ -3,6 +3,7 @@
 #include "core/cuda/check.hpp"
 #include "kernels/common/cluster_push.cuh"
 #include "kernels/common/phase_clock.cuh"
+#include "kernels/common/vec16.cuh"
 
 #include <cooperative_groups.h>
 
@@ -69,8 +70,8 @@ __device__ __forceinline__ void column_sums(const T (&x)[RPT], const T (&v)[RPT]
 }
 
 // Shared memory of a CTA: per column parity, each warp's column sums and the staged row j (by
-// absolute column), what every CTA pushed (its sums, and row j from the CTA that holds it), and per
-// warp the update coefficients τ·wₖ read back by every lane.
+// slot: slot k holds column j + k), what every CTA pushed (its sums, and row j from the CTA that
+// holds it), and per warp the update coefficients τ·wₖ read back by every lane.
 template <class T, int W>
 struct Scratch {
   unsigned long long bars[2];
@@ -85,123 +86,135 @@ using Clock = PhaseClock<kQrPanelPhases>;
 
 struct Panel {
   int m, b, R, C, g, row0;
-  // Bytes every CTA receives for column j: each CTA's sums and row j, columns j..W.
+  // Bytes every CTA receives per column: each CTA's W sums and row j's W slots.
   template <class T, int W>
-  __device__ unsigned column_bytes(int j) const {
-    return static_cast<unsigned>((C + 1) * (W - j) * sizeof(T));
+  __device__ unsigned column_bytes() const {
+    return static_cast<unsigned>((C + 1) * W * sizeof(T));
   }
 };
 
-// Column J of the panel on this thread's rows (row0 + t + i·kThreads, i < RPT) and columns J..W.
-template <class T, int W, int RPT, int J>
-__device__ __forceinline__ void factor_column(const Panel& p, Scratch<T, W>& s, T (&v)[RPT][W], T* tau,
+// Column j of the panel on this thread's rows (row0 + t + i·kThreads, i < RPT). The register block
+// rotates: slot 0 holds column j, slot k column j + k (zeros past the panel), so the loop over
+// columns is a runtime loop over one body with every register index fixed. Unrolled over the
+// columns the kernel was hundreds of kilobytes of straight-line code that a cold L2 (after a
+// trailing update) had to feed from memory: 2.3 times slower than with the code cached.
+template <class T, int W, int RPT>
+__device__ __forceinline__ void factor_column(const Panel& p, Scratch<T, W>& s, T (&v)[RPT][W], T* tau, int j,
                                               Clock& clock) {
-  constexpr int parity = J & 1;
+  constexpr int kVec = 16 / sizeof(T);  // entries per 16-byte vector
+  constexpr int kVectors = W / kVec;
+  const int parity = j & 1;
   const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
-  // x: this thread's entries of column J below row J.
+  // x: this thread's entries of column j below row j.
   T x[RPT];
 #pragma unroll
-  for (int i = 0; i < RPT; ++i) x[i] = p.row0 + t + i * kThreads > J ? v[i][J] : T(0);
+  for (int i = 0; i < RPT; ++i) x[i] = p.row0 + t + i * kThreads > j ? v[i][0] : T(0);
 
-  // Σ x·a_k over the warp's rows, in chunks of 32 columns, into the warp's partial sums.
-  column_sums<T, W, RPT, J>(x, v, s.partial[parity][warp], lane);
-  // Row J, staged by the thread that holds it.
-  const int holder = J - p.row0;  // its index in this CTA
-  if (holder >= 0 && holder < p.R && holder % kThreads == t) {
-    const int which = holder / kThreads;  // selected, not indexed: v stays in registers
+  // Σ x·a_k over the warp's rows for every slot (slot 0: σ = ‖x‖²) into the warp's partial sums.
+  column_sums<T, W, RPT, 0>(x, v, s.partial[parity][warp], lane);
+  // Row j, staged by the thread that holds it (its entries selected, not indexed, so v stays in
+  // registers).
+  const int holder = j - p.row0;  // its index in this CTA
+  const bool holds_row_j = holder >= 0 && holder < p.R;
+  if (holds_row_j && holder % kThreads == t) {
+    const int which = holder / kThreads;
 #pragma unroll
-    for (int k = J; k < W; ++k) {
-      T y = v[0][k];
+    for (int c = 0; c < W; c += kVec) {
+      T q[kVec];
 #pragma unroll
-      for (int i = 1; i < RPT; ++i)
-        if (which == i) y = v[i][k];
-      s.row_j[parity][k] = y;
+      for (int e = 0; e < kVec; ++e) {
+        q[e] = v[0][c + e];
+#pragma unroll
+        for (int i = 1; i < RPT; ++i)
+          if (which == i) q[e] = v[i][c + e];
+      }
+      store_vec(q, &s.row_j[parity][c]);
     }
   }
   __syncthreads();
   clock.lap(kQrPanelSums);
 
-  // Push the CTA's sums (and row J, from its holder) to CTAs warp and warp + kWarps.
-  const bool holds_row_j = holder >= 0 && holder < p.R;
+  // Push the CTA's sums (and row j, from its holder) to CTAs warp and warp + kWarps, a 16-byte
+  // vector of slots per lane.
+  if (lane < kVectors) {
+    const int c = kVec * lane;
+    T sum[kVec], part[kVec], row[kVec];
+    load_vec(&s.partial[parity][0][c], sum);
 #pragma unroll
-  for (int h = 0; h < (W - J + 31) / 32; ++h) {
-    const int k = J + lane + 32 * h;
-    if (k < W) {
-      T sum = T(0);
+    for (int w = 1; w < kWarps; ++w) {
+      load_vec(&s.partial[parity][w][c], part);
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) sum += s.partial[parity][w][k];
-      const T rj = holds_row_j ? s.row_j[parity][k] : T(0);
+      for (int e = 0; e < kVec; ++e) sum[e] += part[e];
+    }
+    if (holds_row_j) load_vec(&s.row_j[parity][c], row);
 #pragma unroll
-      for (int d = warp; d < kMaxCluster; d += kWarps) {
-        if (d >= p.C) break;
-        const unsigned bar = in_cta(smem_u32(&s.bars[parity]), d);
-        push(in_cta(smem_u32(&s.received[parity][p.g][k]), d), sum, bar);
-        if (holds_row_j) push(in_cta(smem_u32(&s.received_row_j[parity][k]), d), rj, bar);
-      }
+    for (int d = warp; d < kMaxCluster; d += kWarps) {
+      if (d >= p.C) break;
+      const unsigned bar = in_cta(smem_u32(&s.bars[parity]), d);
+      push_vec(in_cta(smem_u32(&s.received[parity][p.g][c]), d), sum, bar);
+      if (holds_row_j) push_vec(in_cta(smem_u32(&s.received_row_j[parity][c]), d), row, bar);
     }
   }
-
   clock.lap(kQrPanelPush);
-  // Every CTA's sums and row J are here: arm this parity for column J + 2 (no CTA pushes that
-  // before it has this CTA's J + 1), then form the reflector exactly as every other CTA does.
-  barrier_wait(smem_u32(&s.bars[parity]), static_cast<unsigned>(J >> 1) & 1u);
-  if (t == 0 && J + 2 < p.b) barrier_expect(smem_u32(&s.bars[parity]), p.column_bytes<T, W>(J + 2));
+
+  // Every CTA's sums and row j are here: arm this parity for column j + 2 (no CTA pushes that
+  // before it has this CTA's j + 1), then form the reflector exactly as every other CTA does
+  // (the same sums in the same order).
+  barrier_wait(smem_u32(&s.bars[parity]), static_cast<unsigned>(j >> 1) & 1u);
+  if (t == 0 && j + 2 < p.b) barrier_expect(smem_u32(&s.bars[parity]), p.column_bytes<T, W>());
   clock.lap(kQrPanelWait);
-  T total[(W - J + 31) / 32];
+  T total[kVec] = {}, row[kVec] = {};
+  if (lane < kVectors) {
+    const int c = kVec * lane;
+    // Every sender's slot is read, so the loads issue together; slots past the cluster (stale
+    // shared memory) are selected away, not multiplied.
 #pragma unroll
-  for (int h = 0; h < (W - J + 31) / 32; ++h) {
-    const int k = J + lane + 32 * h;
-    total[h] = T(0);
-    if (k < W)
-      for (int c = 0; c < p.C; ++c) total[h] += s.received[parity][c][k];
+    for (int g = 0; g < kMaxCluster; ++g) {
+      T part[kVec];
+      load_vec(&s.received[parity][g][c], part);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) total[e] += g < p.C ? part[e] : T(0);
+    }
+    load_vec(&s.received_row_j[parity][c], row);
   }
   const T sigma = __shfl_sync(0xffffffffu, total[0], 0);
-  const T alpha = s.received_row_j[parity][J];
+  const T alpha = __shfl_sync(0xffffffffu, row[0], 0);
   T beta = alpha, tau_j = T(0), scale = T(0);
   if (sigma != T(0)) {
     beta = -copysign(sqrt(alpha * alpha + sigma), alpha);
     tau_j = (beta - alpha) / beta;
     scale = T(1) / (alpha - beta);
   }
+  if (lane < kVectors) {
+    T coef[kVec];
 #pragma unroll
-  for (int h = 0; h < (W - J + 31) / 32; ++h) {
-    const int k = J + lane + 32 * h;
-    if (k > J && k < W) s.coef[warp][k] = tau_j * (s.received_row_j[parity][k] + total[h] * scale);
+    for (int e = 0; e < kVec; ++e) coef[e] = tau_j * (row[e] + total[e] * scale);
+    store_vec(coef, &s.coef[warp][kVec * lane]);
   }
   __syncwarp();
-  if (p.g == 0 && t == 0) tau[J] = tau_j;
+  if (p.g == 0 && t == 0) tau[j] = tau_j;
   clock.lap(kQrPanelReflector);
 
-  // a_k −= τ·wₖ·v on this thread's rows; v = x/(α − β) below row J, 1 on it.
+  // a_k −= τ·wₖ·v on this thread's rows; v = x/(α − β) below row j, 1 on it.
   T y[RPT];
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
-    const int row = p.row0 + t + i * kThreads;
-    y[i] = row > J ? x[i] * scale : (row == J ? T(1) : T(0));
+    const int row_i = p.row0 + t + i * kThreads;
+    y[i] = row_i > j ? x[i] * scale : (row_i == j ? T(1) : T(0));
   }
 #pragma unroll
-  for (int k = J + 1; k < W; ++k) {
+  for (int k = 1; k < W; ++k) {
     const T c = s.coef[warp][k];
 #pragma unroll
     for (int i = 0; i < RPT; ++i) v[i][k] -= c * y[i];
   }
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
-    const int row = p.row0 + t + i * kThreads;
-    if (row > J) v[i][J] = y[i];
-    if (row == J) v[i][J] = beta;
+    const int row_i = p.row0 + t + i * kThreads;
+    if (row_i > j) v[i][0] = y[i];
+    if (row_i == j) v[i][0] = beta;
   }
   clock.lap(kQrPanelUpdate);
-}
-
-template <class T, int W, int RPT, int J>
-__device__ __forceinline__ void factor_columns(const Panel& p, Scratch<T, W>& s, T (&v)[RPT][W], T* tau,
-                                               Clock& clock) {
-  if constexpr (J < W) {
-    if (J >= p.b) return;
-    factor_column<T, W, RPT, J>(p, s, v, tau, clock);
-    factor_columns<T, W, RPT, J + 1>(p, s, v, tau, clock);
-  }
 }
 
 template <class T, int W, int RPT>
@@ -231,25 +244,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (t == 0) {
     barrier_init(smem_u32(&s.bars[0]));
     barrier_init(smem_u32(&s.bars[1]));
-    barrier_expect(smem_u32(&s.bars[0]), p.column_bytes<T, W>(0));
-    if (b > 1) barrier_expect(smem_u32(&s.bars[1]), p.column_bytes<T, W>(1));
+    barrier_expect(smem_u32(&s.bars[0]), p.column_bytes<T, W>());
+    if (b > 1) barrier_expect(smem_u32(&s.bars[1]), p.column_bytes<T, W>());
     barrier_init_fence();
   }
   cluster.sync();  // every CTA running, its barriers armed, before anything is pushed to it
   clock.lap(kQrPanelLoad);
 
-  factor_columns<T, W, RPT, 0>(p, s, v, tau, clock);
-
-  cluster.sync();  // no CTA leaves while another could still push into it
+#pragma unroll 1
+  for (int j = 0; j < b; ++j) {
+    factor_column<T, W, RPT>(p, s, v, tau, j, clock);
+    // Column j is final: out to memory, and every slot moves down one.
 #pragma unroll
-  for (int i = 0; i < RPT; ++i) {
-    const int r = t + i * kThreads;
-    if (r >= rows) break;
+    for (int i = 0; i < RPT; ++i) {
+      const int r = t + i * kThreads;
+      if (r < rows) a[p.row0 + r + static_cast<std::int64_t>(j) * lda] = v[i][0];
 #pragma unroll
-    for (int k = 0; k < W; ++k)
-      if (k < b) a[p.row0 + r + k * lda] = v[i][k];
+      for (int k = 0; k + 1 < W; ++k) v[i][k] = v[i][k + 1];
+      v[i][W - 1] = T(0);
+    }
+    clock.lap(kQrPanelStore);
   }
-  clock.lap(kQrPanelStore);
+  cluster.sync();  // no CTA leaves while another could still push into it
   clock.finish();
 }
 

@@ -3,7 +3,8 @@
 //
 // The m × b panel is cut into row blocks of R rows, one per CTA of a cluster (up to 16 CTAs on
 // Hopper), each kept in registers from the first column to the last (a thread per 1 … 8 rows, 16,
-// 32 or 64 columns). Column j needs one cluster-wide exchange: every CTA sums, over its rows below
+// 32 or 64 columns; the block rotates, so column j is always the first and the code is one column's
+// worth, run from the instruction cache). Column j needs one cluster-wide exchange: every CTA sums, over its rows below
 // j, a(i, j)·a(i, k) for k = j..W (σ = ‖x‖² and the dot products of x with the later columns) and
 // pushes those sums, and the CTA holding row j pushes that row, into every CTA's shared memory by
 // asynchronous remote stores counted on the receiver's transaction barrier. From the same sums, in
@@ -38,7 +39,7 @@ std::int64_t qr_panel_cluster_fit_width(std::int64_t m, std::int64_t b, std::siz
 // Where the panel's time goes, in SM cycles of CTA 0's first thread: loading its rows, then per
 // column the column sums (products and the warp and CTA reductions), pushing them to every CTA,
 // waiting for every CTA's, forming the reflector (β, τ and the coefficients τ·wₖ), updating its
-// rows, and finally writing the rows back.
+// rows, and storing the finished column (its registers then move down one column).
 enum QrPanelPhase { kQrPanelLoad, kQrPanelSums, kQrPanelPush, kQrPanelWait, kQrPanelReflector, kQrPanelUpdate,
                     kQrPanelStore };
 inline constexpr int kQrPanelPhases = 7;

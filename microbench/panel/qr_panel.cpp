@@ -2,8 +2,8 @@
 // volkov08.fig7), studied as fig3 studies LU's. cuSOLVER geqrf on the m × n panel; the panel held
 // in one thread block cluster's registers, one exchange of column sums per column
 // (kernels/qr/panel_cluster.cuh), with CTA 0's cycles per column by phase from one extra run; and
-// OpenBLAS geqrf on the host with both transfers. Every method's reflectors are checked: Q formed by
-// LAPACK orgqr, ‖A − QR‖₁/(m‖A‖₁ε) and ‖I − QᵀQ‖₁/(mε) < 30.
+// OpenBLAS geqrf on the host with both transfers; hot or cold L2 (axis cache). Every method's
+// reflectors are checked: Q formed by LAPACK orgqr, ‖A − QR‖₁/(m‖A‖₁ε) and ‖I − QᵀQ‖₁/(mε) < 30.
 #include "microbench/panel/qr_panel.hpp"
 
 #include "core/bench/case.hpp"
@@ -50,6 +50,7 @@ void run_qr_panel_case(Case& c) {
   };
   MeasureSpec spec;
   spec.max_min_time_s = microbench_max_sample_s;
+  spec.cache = cache_state_from(c.text("cache"));
   spec.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(n) -
                2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / 3.0;
   spec.setup = [&](std::size_t) {
@@ -135,6 +136,10 @@ void register_qr_panel(Registry& registry) {
        .quick = "8192", .min = 1, .max = std::int64_t{1} << 24},
       {.name = "n", .kind = AxisKind::integer, .help = "panel columns (the cluster kernel holds 16, 32 or 64)",
        .defaults = "16,32,64", .quick = "64", .min = 1, .max = 1024},
+      {.name = "cache", .kind = AxisKind::text,
+       .help = "hot: as the previous sample left the L2 (the panel and the kernels' code); cold: L2 overwritten "
+               "before every sample, as a factorization's trailing update leaves it",
+       .defaults = "hot,cold", .quick = "hot,cold", .choices = {"hot", "cold"}},
   };
   e.needs.gpus = 1;
   e.validate = [](const AxisPoint& p) {
