@@ -478,7 +478,7 @@ AxisSpec panel_axis() {
                   "chip (partial pivoting; leaf 0: per panel, 64 or 32 columns in registers, else the widest that "
                   "fits shared memory); QR panels by cuSOLVER geqrf or cooperative: leaves of 64, 32 or 16 columns "
                   "held in one cluster's registers (one exchange of column sums per column), halves applied as "
-                  "block reflectors (nb 0 means 128); Cholesky diagonal blocks by cuSOLVER potrf, "
+                  "block reflectors (nb 0 means 128, 256 from n = 24576); Cholesky diagonal blocks by cuSOLVER potrf, "
                   "recursive (halves down to one-CTA 64 × 64 blocks) or fused (one CTA writes L11 and inv(L11); "
                   "nb 0 means 128, 256 from n = 12288); Cholesky dataflow: no panel loop, one tile-dataflow launch "
                   "per column panel (axis dataflow_panel; nb must be 0)",

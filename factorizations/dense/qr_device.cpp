@@ -248,7 +248,7 @@ QrPanel qr_panel_from(const std::string& name) {
   throw std::invalid_argument("qr panel = " + name + " is not cusolver or cooperative");
 }
 
-std::int64_t cooperative_qr_nb(std::int64_t) { return 128; }
+std::int64_t cooperative_qr_nb(std::int64_t n) { return n >= 24576 ? 256 : 128; }
 
 std::string describe(const QrOptions& o) {
   std::string s;
