@@ -163,8 +163,10 @@ TEST(QrCrossover, InterpolatesWhereTheSpeedupFallsToOne) {
 TEST(QrMethods, TableNamesFlopsAndOpenblasRun) {
   const auto names = qr_method_names();
   ASSERT_EQ(names, (std::vector<std::string>{"cusolver", "blas2_gpu", "caqr", "caqr_blocked", "tsqr_register",
-                                             "caqr_register", "openblas", "cholqr2"}));
+                                             "caqr_register", "householder_cluster", "openblas", "cholqr2"}));
   EXPECT_EQ(qr_method<float>("tsqr_register").max_width, 32);
+  EXPECT_TRUE(qr_method<double>("householder_cluster").needs.gpu);
+  EXPECT_TRUE(static_cast<bool>(qr_method<double>("householder_cluster").unsupported));  // too tall for a cluster
   EXPECT_EQ(qr_method<float>("caqr").max_width, 0);
   EXPECT_THROW(qr_method<float>("nope"), std::invalid_argument);
   EXPECT_DOUBLE_EQ(qr_explicit_flops(8192, 64), 2 * (2.0 * 8192 * 64 * 64 - 2.0 * 64 * 64 * 64 / 3));

@@ -3,12 +3,16 @@
 // that count the bytes a column's exchange brings, and asynchronous remote stores that complete
 // on the receiver's barrier. The on-chip panels (kernels/lu/panel_coop, kernels/qr/panel_cluster)
 // exchange one column's data this way: each CTA pushes, then waits for its own barrier's bytes.
-// Host side: the launch configuration of a one-dimensional cluster.
+// Host side: the launch configuration of a one-dimensional cluster and the panels' argument checks.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace gpufact::kernels {
 
@@ -86,6 +90,18 @@ inline cudaLaunchConfig_t cluster_launch_config(int ctas, int threads, std::size
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   return cfg;
+}
+
+// An on-chip panel's arguments: b in 1..max_b, m in b..INT_MAX/2, lda >= m; otherwise
+// std::invalid_argument naming the launcher and the argument.
+inline void check_panel_arguments(const char* launcher, std::int64_t m, std::int64_t b, std::int64_t max_b,
+                                  std::int64_t lda) {
+  const std::string who(launcher);
+  if (b < 1 || b > max_b)
+    throw std::invalid_argument(who + ": b = " + std::to_string(b) + " is outside 1.." + std::to_string(max_b));
+  if (m < b || m > INT_MAX / 2)
+    throw std::invalid_argument(who + ": m = " + std::to_string(m) + " is outside b.." + std::to_string(INT_MAX / 2));
+  if (lda < m) throw std::invalid_argument(who + ": lda = " + std::to_string(lda) + " < m");
 }
 
 }  // namespace gpufact::kernels

@@ -463,13 +463,7 @@ void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::i
 template <class T>
 void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* ipiv, int* info,
                 cudaStream_t stream, unsigned long long* profile) {
-  if (b < 1 || b > kCoopPanelMaxWidth)
-    throw std::invalid_argument("launch_lu_panel_coop: b = " + std::to_string(b) + " is outside 1.." +
-                                std::to_string(kCoopPanelMaxWidth));
-  if (m < b || m > INT_MAX / 2)
-    throw std::invalid_argument("launch_lu_panel_coop: m = " + std::to_string(m) + " is outside b.." +
-                                std::to_string(INT_MAX / 2));
-  if (lda < m) throw std::invalid_argument("launch_lu_panel_coop: lda = " + std::to_string(lda) + " < m");
+  check_panel_arguments("launch_lu_panel_coop", m, b, kCoopPanelMaxWidth, lda);
   const CoopPanelShape shape = coop_panel_shape(m, b, sizeof(T));
   if (shape.ctas == 0)
     throw std::invalid_argument("launch_lu_panel_coop: an " + std::to_string(m) + " x " + std::to_string(b) +

@@ -1,6 +1,7 @@
 #include "kernels/qr/caqr_kernels.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/warp_butterfly.cuh"
 #include "kernels/qr/block_reflector.cuh"
 
 #include <algorithm>
@@ -303,25 +304,10 @@ struct WyCw {  // columns per warp in wy_apply: kWyCols·value accumulators in r
   static constexpr int value = sizeof(T) == 4 ? 4 : 2;
 };
 
-// Sum over the warp of x[lane], for 32 values per lane in 31 shuffles (recursive halving: at
-// each stage a lane keeps the half of its values whose index has its lane bit, sends the other).
-template <int HALF, class T>
-__device__ __forceinline__ void transpose_sum_stage(T (&x)[32], int lane) {
-  const bool upper = (lane & HALF) != 0;
-#pragma unroll
-  for (int i = 0; i < HALF; ++i) {
-    const T send = upper ? x[i] : x[i + HALF];
-    const T keep = upper ? x[i + HALF] : x[i];
-    x[i] = keep + __shfl_xor_sync(0xffffffffu, send, HALF);
-  }
-}
+// Sum over the warp of x[lane], for 32 values per lane in 31 shuffles (the transposed butterfly).
 template <class T>
 __device__ __forceinline__ T warp_transpose_sum32(T (&x)[32], int lane) {
-  transpose_sum_stage<16>(x, lane);
-  transpose_sum_stage<8>(x, lane);
-  transpose_sum_stage<4>(x, lane);
-  transpose_sum_stage<2>(x, lane);
-  transpose_sum_stage<1>(x, lane);
+  butterfly<T, 32, 16>(x, lane);
   return x[0];
 }
 

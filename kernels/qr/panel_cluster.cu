@@ -4,6 +4,7 @@
 #include "kernels/common/cluster_push.cuh"
 #include "kernels/common/phase_clock.cuh"
 #include "kernels/common/vec16.cuh"
+#include "kernels/common/warp_butterfly.cuh"
 
 #include <cooperative_groups.h>
 
@@ -25,24 +26,6 @@ static_assert(kMaxCluster <= 2 * kWarps, "each warp pushes to at most two CTAs")
 
 __host__ __device__ constexpr int pow2_at_least(int k) { return k <= 1 ? 1 : 2 * pow2_at_least((k + 1) / 2); }
 
-// Stage H of a transposed butterfly over N values per lane (H = N/2, N/4, …, 1): the lane keeps H
-// of its values and adds its partner's (lane ^ offset) copy of the same H. After every stage lane
-// L holds the warp's sum of value L >> log2(32 / N) (N <= 16 here).
-template <class T, int N, int H>
-__device__ __forceinline__ void butterfly(T (&p)[kChunk], int lane) {
-  if constexpr (H >= 1) {
-    constexpr int offset = 32 * H / N;
-    const bool upper = (lane & offset) != 0;
-#pragma unroll
-    for (int i = 0; i < H; ++i) {
-      const T send = upper ? p[i] : p[i + H];
-      const T keep = upper ? p[i + H] : p[i];
-      p[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
-    }
-    butterfly<T, N, H / 2>(p, lane);
-  }
-}
-
 // The warp's sums Σ x·a_k for columns C0..W, 16 at a time, into `out` (by absolute column): a
 // butterfly over the chunk's columns padded to a power of two, then plain sums over the lanes
 // that share a column (16 columns cost 16 shuffles, as 32 cost 32, in fewer registers).
@@ -51,7 +34,7 @@ __device__ __forceinline__ void column_sums(const T (&x)[RPT], const T (&v)[RPT]
   constexpr int K = W - C0 < kChunk ? W - C0 : kChunk;
   constexpr int N = pow2_at_least(K);
   constexpr int shift = N == 16 ? 1 : (N == 8 ? 2 : (N == 4 ? 3 : (N == 2 ? 4 : 5)));
-  T q[kChunk];
+  T q[N];
 #pragma unroll
   for (int c = 0; c < N; ++c) {
     q[c] = T(0);
@@ -317,13 +300,7 @@ void launch_class(const QrPanelClusterShape& shape, T* a, std::int64_t lda, std:
 template <class T>
 void panel_cluster(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, T* tau, cudaStream_t stream,
                    unsigned long long* profile) {
-  if (b < 1 || b > kQrPanelClusterMaxWidth)
-    throw std::invalid_argument("launch_qr_panel_cluster: b = " + std::to_string(b) + " is outside 1.." +
-                                std::to_string(kQrPanelClusterMaxWidth));
-  if (m < b || m > INT_MAX / 2)
-    throw std::invalid_argument("launch_qr_panel_cluster: m = " + std::to_string(m) + " is outside b.." +
-                                std::to_string(INT_MAX / 2));
-  if (lda < m) throw std::invalid_argument("launch_qr_panel_cluster: lda = " + std::to_string(lda) + " < m");
+  check_panel_arguments("launch_qr_panel_cluster", m, b, kQrPanelClusterMaxWidth, lda);
   const QrPanelClusterShape shape = qr_panel_cluster_shape(m, b, sizeof(T));
   if (shape.ctas == 0)
     throw std::invalid_argument("launch_qr_panel_cluster: an " + std::to_string(m) + " x " + std::to_string(b) +

@@ -2,6 +2,7 @@
 
 #include "core/cuda/check.hpp"
 #include "kernels/common/vec16.cuh"
+#include "kernels/common/warp_butterfly.cuh"
 
 #include <cstddef>
 #include <iterator>
@@ -104,23 +105,6 @@ struct Scratch {
   alignas(16) T pivot[2][S::width];
   alignas(16) T total[S::warps][S::width];  // each warp's copy of the block column sums
 };
-
-// One stage of the transposed butterfly per H (N/2, N/4, …, 1): the lane keeps H of its values
-// and adds its partner's (lane ^ offset) copy of the same H.
-template <class T, int N, int H>
-__device__ __forceinline__ void butterfly(T (&p)[N], int lane) {
-  if constexpr (H >= 1) {
-    constexpr int offset = 32 * H / N;
-    const bool upper = (lane & offset) != 0;
-#pragma unroll
-    for (int i = 0; i < H; ++i) {
-      const T send = upper ? p[i] : p[i + H];
-      const T keep = upper ? p[i + H] : p[i];
-      p[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
-    }
-    butterfly<T, N, H / 2>(p, lane);
-  }
-}
 
 // Block-wide sums of the W columns (p: this thread's columns, each summed over its rows), into
 // the warp's copy it returns. Within a warp a transposed butterfly over the lanes of a column
