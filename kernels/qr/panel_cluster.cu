@@ -26,11 +26,13 @@ static_assert(kMaxCluster <= 2 * kWarps, "each warp pushes to at most two CTAs")
 
 __host__ __device__ constexpr int pow2_at_least(int k) { return k <= 1 ? 1 : 2 * pow2_at_least((k + 1) / 2); }
 
-// The warp's sums Σ x·a_k for columns C0..W, 16 at a time, into `out` (by absolute column): a
-// butterfly over the chunk's columns padded to a power of two, then plain sums over the lanes
-// that share a column (16 columns cost 16 shuffles, as 32 cost 32, in fewer registers).
+// The warp's sums Σ x·a_k for slots C0..W, 16 at a time, into `out` (by slot): a butterfly over
+// the chunk's slots padded to a power of two, then plain sums over the lanes that share a slot
+// (16 slots cost 16 shuffles, as 32 cost 32, in fewer registers). Chunks wholly past the panel's
+// last column (slot `live` on) are skipped: the branch is the same for the whole CTA.
 template <class T, int W, int RPT, int C0>
-__device__ __forceinline__ void column_sums(const T (&x)[RPT], const T (&v)[RPT][W], T* out, int lane) {
+__device__ __forceinline__ void column_sums(const T (&x)[RPT], const T (&v)[RPT][W], T* out, int lane, int live) {
+  if (C0 >= live) return;
   constexpr int K = W - C0 < kChunk ? W - C0 : kChunk;
   constexpr int N = pow2_at_least(K);
   constexpr int shift = N == 16 ? 1 : (N == 8 ? 2 : (N == 4 ? 3 : (N == 2 ? 4 : 5)));
@@ -49,7 +51,7 @@ __device__ __forceinline__ void column_sums(const T (&x)[RPT], const T (&v)[RPT]
   for (int offset = (1 << shift) >> 1; offset >= 1; offset >>= 1) y += __shfl_xor_sync(0xffffffffu, y, offset);
   const int c = lane >> shift;
   if ((lane & ((1 << shift) - 1)) == 0 && c < K) out[C0 + c] = y;
-  if constexpr (C0 + kChunk < W) column_sums<T, W, RPT, C0 + kChunk>(x, v, out, lane);
+  if constexpr (C0 + kChunk < W) column_sums<T, W, RPT, C0 + kChunk>(x, v, out, lane, live);
 }
 
 // Shared memory of a CTA: per column parity, each warp's column sums and the staged row j (by
@@ -94,7 +96,8 @@ __device__ __forceinline__ void factor_column(const Panel& p, Scratch<T, W>& s, 
   for (int i = 0; i < RPT; ++i) x[i] = p.row0 + t + i * kThreads > j ? v[i][0] : T(0);
 
   // Σ x·a_k over the warp's rows for every slot (slot 0: σ = ‖x‖²) into the warp's partial sums.
-  column_sums<T, W, RPT, 0>(x, v, s.partial[parity][warp], lane);
+  const int live = p.b - j;  // slots that hold panel columns; the rest are zeros and stay so
+  column_sums<T, W, RPT, 0>(x, v, s.partial[parity][warp], lane, live);
   // Row j, staged by the thread that holds it (its entries selected, not indexed, so v stays in
   // registers).
   const int holder = j - p.row0;  // its index in this CTA
