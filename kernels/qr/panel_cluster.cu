@@ -8,7 +8,6 @@
 
 #include <cooperative_groups.h>
 
-#include <climits>
 #include <stdexcept>
 #include <string>
 
