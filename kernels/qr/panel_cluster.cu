@@ -8,6 +8,7 @@
 
 #include <cooperative_groups.h>
 
+#include <climits>
 #include <stdexcept>
 #include <string>
 
