@@ -1,5 +1,6 @@
-// Helpers of the GPU-resident LU device tests (test_gpu_tslu, test_gpu_lu_panel_coop): the test
-// matrix and one factorization through lu_gpu_resident with its factors brought back.
+// Helpers of the GPU-resident LU device tests (test_gpu_tslu, test_gpu_lu_panel_coop): the panel
+// test matrix (also the QR panel's, test_gpu_qr_panel_cluster) and one factorization through
+// lu_gpu_resident with its factors brought back.
 #pragma once
 
 #include "core/cuda/buffer.hpp"
@@ -22,7 +23,7 @@ namespace gpufact::dense {
 // Uniform [−1, 1] m × n from seed; column zero_col (>= 0) exactly zero; rows m..ld (ld > m) NaN,
 // so a kernel that reads or writes the padding shows.
 template <class T>
-HostMatrix<T> lu_test_matrix(std::int64_t m, std::int64_t n, std::uint64_t seed, std::int64_t zero_col = -1,
+HostMatrix<T> panel_test_matrix(std::int64_t m, std::int64_t n, std::uint64_t seed, std::int64_t zero_col = -1,
                              std::int64_t ld = 0) {
   HostMatrix<T> a(m, n, ld);
   for (std::int64_t j = 0; j < n; ++j)

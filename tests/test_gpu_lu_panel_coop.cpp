@@ -37,7 +37,7 @@ void check_panel(std::int64_t m, std::int64_t b, cudaStream_t s, std::uint64_t s
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " panel m=" + std::to_string(m) + " b=" + std::to_string(b) +
                " seed=" + std::to_string(seed) + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
   const std::int64_t lda = m + 3;
-  const HostMatrix<T> a = lu_test_matrix<T>(m, b, seed, zero_col, lda);
+  const HostMatrix<T> a = panel_test_matrix<T>(m, b, seed, zero_col, lda);
   DevicePanel<T> dev(a, b, s);
   kernels::launch_lu_panel_coop(dev.values.data(), lda, m, b, dev.ipiv.data(), dev.info.data(), s);
   const auto f = download(dev.values.data(), dev.values.size(), s);
@@ -137,7 +137,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " cooperative LU m=" + std::to_string(m) + " n=" +
                std::to_string(n) + " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) +
                (lookahead ? " lookahead" : "") + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
-  const HostMatrix<T> a = lu_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 5 + n), zero_col);
+  const HostMatrix<T> a = panel_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 5 + n), zero_col);
   LuOptions o;
   o.nb = nb;
   o.panel_leaf = leaf;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/gpu_test.hpp"
+#include "tests/lu_test_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,12 +37,7 @@ void check_panel(std::int64_t m, std::int64_t b, cudaStream_t s, std::uint64_t s
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " panel m=" + std::to_string(m) + " b=" + std::to_string(b) +
                (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
   const std::int64_t lda = m + 5;
-  HostMatrix<T> a(m, b, lda);
-  for (std::int64_t j = 0; j < b; ++j)
-    for (std::int64_t i = m; i < lda; ++i) a(i, j) = std::numeric_limits<T>::quiet_NaN();
-  fill_uniform(a.view(), seed);
-  if (zero_col >= 0)
-    for (std::int64_t i = 0; i < m; ++i) a(i, zero_col) = T(0);
+  const HostMatrix<T> a = panel_test_matrix<T>(m, b, seed, zero_col, lda);
   const auto shape = kernels::qr_panel_cluster_shape(m, b, sizeof(T));
   ASSERT_GT(shape.ctas, 0);
   EXPECT_GE(static_cast<std::int64_t>(shape.ctas) * shape.rows, m);

@@ -39,7 +39,7 @@ void check_leaf(std::int64_t m, std::int64_t b, DeviceBuffer<std::byte>& work, c
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " tslu m=" + std::to_string(m) + " b=" + std::to_string(b) +
                " seed=" + std::to_string(seed) + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
   const std::int64_t lda = m + 5, k = std::min(m, b);
-  const HostMatrix<T> a = lu_test_matrix<T>(m, b, seed, zero_col, lda);
+  const HostMatrix<T> a = panel_test_matrix<T>(m, b, seed, zero_col, lda);
   HostMatrix<T> ref = a;
   std::vector<std::int64_t> ref_ipiv(static_cast<std::size_t>(k));
   const int ref_info = tslu_host<T>(m, b, ref.data(), lda, ref_ipiv.data());
@@ -114,7 +114,7 @@ void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf
                std::to_string(n) + " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) +
                (lookahead ? " lookahead" : "") + (inverse ? " inverse" : " trsm") +
                (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
-  const HostMatrix<T> a = lu_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 3 + n), zero_col);
+  const HostMatrix<T> a = panel_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 3 + n), zero_col);
   LuOptions o;
   o.nb = nb;
   o.panel_leaf = leaf;

@@ -11,8 +11,9 @@
 
 namespace gpufact {
 
-// Number of SMs of the current device.
-inline int current_device_sm_count() {
+// Attribute `Attr` of the current device, read once per device.
+template <cudaDeviceAttr Attr>
+int current_device_attribute() {
   static std::array<std::atomic<int>, 64> cached{};
   int device = 0;
   GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
@@ -20,10 +21,15 @@ inline int current_device_sm_count() {
   if (cacheable) {
     if (const int v = cached[static_cast<std::size_t>(device)].load(std::memory_order_relaxed); v > 0) return v;
   }
-  int sms = 0;
-  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (cacheable) cached[static_cast<std::size_t>(device)].store(sms, std::memory_order_relaxed);
-  return sms;
+  int value = 0;
+  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&value, Attr, device));
+  if (cacheable) cached[static_cast<std::size_t>(device)].store(value, std::memory_order_relaxed);
+  return value;
 }
+
+// Number of SMs of the current device.
+inline int current_device_sm_count() { return current_device_attribute<cudaDevAttrMultiProcessorCount>(); }
+// Shared memory one block may opt into (static plus dynamic), in bytes.
+inline int current_device_shared_optin() { return current_device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(); }
 
 }  // namespace gpufact

@@ -383,8 +383,7 @@ std::vector<QrMethod<T>> make_table() {
          const std::int64_t nb = std::min(n, dense::cooperative_qr_nb(n));
          return kernels::qr_panel_cluster_fit_width(m, nb, sizeof(T)) > 0
                     ? std::string()
-                    : "an " + std::to_string(m) + "-row panel does not fit one cluster's registers (" +
-                          (sizeof(T) == 4 ? "32768" : "16384") + " rows at most)";
+                    : "an " + std::to_string(m) + "-row panel does not fit one cluster's registers";
        }},
       {"openblas", "OpenBLAS geqrf + orgqr (host)", {false, QrMemory::host}, true,
        [](std::int64_t, std::int64_t) { return std::size_t{0}; },

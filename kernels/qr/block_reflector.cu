@@ -1,6 +1,7 @@
 #include "kernels/qr/block_reflector.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -136,17 +137,6 @@ void zero_filled(const T* panel, std::int64_t ldp, std::int64_t rows, std::int64
   GPUFACT_CHECK_LAUNCH();
 }
 
-// Dynamic shared memory the blocked larft may take on the current device (read once).
-std::size_t larft_shared_limit() {
-  static const std::size_t limit = [] {
-    int device = 0, value = 0;
-    GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
-    GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    return static_cast<std::size_t>(value);
-  }();
-  return limit;
-}
-
 template <class T>
 void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, std::int64_t ldt, cudaStream_t stream) {
   if (w <= 0) return;
@@ -155,10 +145,10 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
                                 std::to_string(kMaxLarftWidth));
   if (ldg < w || ldt < w) throw std::invalid_argument("launch_larft_from_gram: leading dimension < w");
   const std::size_t bytes = larft_blocked_bytes<T>(static_cast<int>(w));
-  if (bytes <= larft_shared_limit()) {
-    static const bool attribute_set = [] {
+  if (const auto limit = static_cast<std::size_t>(current_device_shared_optin()); bytes <= limit) {
+    static const bool attribute_set = [limit] {
       GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(larft_blocked_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(larft_shared_limit())));
+                                              static_cast<int>(limit)));
       return true;
     }();
     (void)attribute_set;

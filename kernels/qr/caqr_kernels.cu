@@ -1,6 +1,7 @@
 #include "kernels/qr/caqr_kernels.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 #include "kernels/common/warp_butterfly.cuh"
 #include "kernels/qr/block_reflector.cuh"
 
@@ -28,13 +29,6 @@ __device__ __forceinline__ T warp_sum(T x) {
   return x;
 }
 
-int device_smem_optin() {
-  int dev = 0, bytes = 0;
-  GPUFACT_CUDA_CHECK(cudaGetDevice(&dev));
-  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  return bytes;
-}
-
 // Lets `kernel` use all opt-in shared memory (once per kernel, before any capture needs it).
 // The opt-in limit covers static plus dynamic shared memory, so the kernel's static part is
 // subtracted (asking for the whole limit is an invalid value when the kernel has any).
@@ -42,7 +36,7 @@ template <class Kernel>
 void allow_full_smem(Kernel kernel) {
   cudaFuncAttributes attr{};
   GPUFACT_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(kernel)));
-  const int dynamic = device_smem_optin() - static_cast<int>(attr.sharedSizeBytes);
+  const int dynamic = current_device_shared_optin() - static_cast<int>(attr.sharedSizeBytes);
   GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic));
 }
@@ -74,7 +68,7 @@ void require_threads(int threads, const char* kernel) {
 }
 
 void require_smem(std::size_t bytes, const char* kernel) {
-  const auto limit = static_cast<std::size_t>(device_smem_optin());
+  const auto limit = static_cast<std::size_t>(current_device_shared_optin());
   if (bytes > limit)
     throw std::invalid_argument(std::string(kernel) + " needs " + std::to_string(bytes) +
                                 " bytes of shared memory per block; the device allows " + std::to_string(limit));
@@ -884,7 +878,7 @@ std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, in
 #undef GPUFACT_MATCH
   const std::string shape = std::to_string(block_rows) + "x" + std::to_string(block_cols);
   if (h_bytes == 0) return "block shape " + shape + " is not compiled (compiled: " + caqr_compiled_shapes() + ")";
-  const auto limit = static_cast<std::size_t>(device_smem_optin());
+  const auto limit = static_cast<std::size_t>(current_device_shared_optin());
   // The widest panel decides the factor and tree kernels' shared memory.
   const int w = width > 0 && width < block_cols ? width : block_cols;
   const std::size_t f = tree_stack_rows(block_rows, block_cols, fan_in) / static_cast<std::size_t>(block_cols);
@@ -977,7 +971,7 @@ std::string caqr_wy_shape_problem(int block_rows, int block_cols, int fan_in, in
   const int f = static_cast<int>(tree_stack_rows(block_rows, block_cols, fan_in) / static_cast<std::size_t>(block_cols));
   const std::size_t need = std::max({factor_wy_smem_bytes(block_rows, w, sizeof(T)),
                                      tree_wy_smem_bytes(f, w, sizeof(T)), apply_h_wy_smem_bytes(block_rows, sizeof(T))});
-  const auto limit = static_cast<std::size_t>(device_smem_optin());
+  const auto limit = static_cast<std::size_t>(current_device_shared_optin());
   if (need > limit)
     return "blocked kernels for " + shape + " (tree fan-in " + std::to_string(f) + ", panels " + std::to_string(w) +
            " wide) need " + std::to_string(need) + " bytes of shared memory per block in " +

@@ -70,7 +70,7 @@ struct Scratch {
 using Clock = PhaseClock<kQrPanelPhases>;
 
 struct Panel {
-  int m, b, R, C, g, row0;
+  int b, R, C, g, row0;
   // Bytes every CTA receives per column: each CTA's W sums and row j's W slots.
   template <class T, int W>
   __device__ unsigned column_bytes() const {
@@ -79,8 +79,10 @@ struct Panel {
 };
 
 // Column j of the panel on this thread's rows (row0 + t + i·kThreads, i < RPT). The register block
-// rotates: slot 0 holds column j, slot k column j + k (zeros past the panel), so the loop over
-// columns is a runtime loop over one body with every register index fixed. Unrolled over the
+// rotates: slot 0 holds column j, slot k column j + k, so the loop over columns is a runtime loop
+// over one body with every register index fixed. Slots past the panel's last column (from
+// `live` = b − j on) hold no panel data: their sums are not formed, so what they carry is never
+// stored and never enters a live slot's arithmetic (every slot is summed and updated apart). Unrolled over the
 // columns the kernel was hundreds of kilobytes of straight-line code that a cold L2 (after a
 // trailing update) had to feed from memory: 2.3 times slower than with the code cached.
 template <class T, int W, int RPT>
@@ -96,7 +98,7 @@ __device__ __forceinline__ void factor_column(const Panel& p, Scratch<T, W>& s, 
   for (int i = 0; i < RPT; ++i) x[i] = p.row0 + t + i * kThreads > j ? v[i][0] : T(0);
 
   // Σ x·a_k over the warp's rows for every slot (slot 0: σ = ‖x‖²) into the warp's partial sums.
-  const int live = p.b - j;  // slots that hold panel columns; the rest are zeros and stay so
+  const int live = p.b - j;  // slots that hold panel columns
   column_sums<T, W, RPT, 0>(x, v, s.partial[parity][warp], lane, live);
   // Row j, staged by the thread that holds it (its entries selected, not indexed, so v stays in
   // registers).
@@ -211,7 +213,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   Clock clock(profile);
   cg::cluster_group cluster = cg::this_cluster();
   Panel p{};
-  p.m = m;
   p.b = b;
   p.R = R;
   p.C = static_cast<int>(cluster.num_blocks());
