@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace gpufact::dense {
 namespace {
@@ -57,6 +58,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
     const std::int64_t width = s.j1 - s.j0;
     if (options.panel != PanelMethod::cooperative) {
       step_leaf.push_back(effective_panel_leaf(options));
+      step_flat.push_back(false);
       continue;
     }
     const std::int64_t want = options.panel_leaf > 0 ? std::min(options.panel_leaf, width) : width;
@@ -65,6 +67,11 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
       throw std::invalid_argument("panel = cooperative: an " + std::to_string(m - s.j0) +
                                   "-row panel of 8 columns does not fit in a cluster's shared memory");
     step_leaf.push_back(fit >= width ? 0 : fit);
+    // A panel whose every leaf can solve for U12 itself is factored flat (LuOptions::flat_panel).
+    bool flat = options.flat_panel;
+    for (const auto& l : panel_leaves(s.j0, s.j1, step_leaf.back()))
+      flat = flat && kernels::coop_panel_solves(m - l.c0, l.c1 - l.c0, sizeof(T));
+    step_flat.push_back(flat);
   }
   const auto leaves = all_leaves(steps, *this);
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
@@ -91,7 +98,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   }
   allocate_solver_workspace(dmax, hmax);
   if (options.inverse_trsm && k > 0) {
-    inverse = DeviceBuffer<T>(static_cast<std::size_t>(2 * options.nb * options.nb));
+    inverse = DeviceBuffer<T>(static_cast<std::size_t>(3 * options.nb * options.nb));
     u12 = DeviceBuffer<T>(static_cast<std::size_t>(options.nb * n));
   }
 }
@@ -101,7 +108,7 @@ std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const L
   const std::int64_t ld = device_ld(m, n, false);
   return (with_matrix ? static_cast<std::size_t>(ld * n) * element_bytes : 0) +
          static_cast<std::size_t>(std::min(m, n)) * 8 + static_cast<std::size_t>(m) * o.nb * element_bytes +
-         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (n + 2 * o.nb)) * element_bytes : 0) +
+         (o.inverse_trsm ? static_cast<std::size_t>(o.nb * (n + 3 * o.nb)) * element_bytes : 0) +
          (o.panel == PanelMethod::tournament
               ? kernels::tslu_workspace_bytes(m, std::min(effective_panel_leaf(o), std::min(m, n)), element_bytes)
               : 0) +
@@ -147,6 +154,8 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
                                            ws.ipiv.data() + l.c0, l.c1 - l.c0, strm);
   };
   std::size_t leaf_index = 0;  // infos slot of the next leaf
+  std::int64_t panel_j0 = 0, panel_j1 = 0;  // the panel being factored
+  bool flat_panel = false;                   // ... leaf by leaf (cooperative leaves that solve)
   auto factor_leaf = [&](std::int64_t c0, std::int64_t c1) {
     if (tournament) {  // TSLU: two launches, same ipiv and infos conventions as cuSOLVER's
       kernels::launch_tslu(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0, ws.infos.data() + leaf_index,
@@ -154,9 +163,12 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
       ++leaf_index;
       return;
     }
-    if (cooperative) {  // one cooperative launch, the same conventions
+    if (cooperative) {  // one cluster launch that also interchanges the rest of the panel (and, in a
+                        // flat panel, solves for U12 right of the leaf); pivots counted from the
+                        // panel's first row
+      const kernels::LuPanelSpan span{c0 - panel_j0, panel_j1 - c1, c0 - panel_j0, flat_panel};
       kernels::launch_lu_panel_coop(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0,
-                                    ws.infos.data() + leaf_index, sp);
+                                    ws.infos.data() + leaf_index, sp, nullptr, span);
       ++leaf_index;
       return;
     }
@@ -170,24 +182,38 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   // Recursive panel (LuOptions::panel_leaf; volkov08 §5's two levels inside the panel): factor the
   // left part, bring the right part up to date with it (interchanges, trsm, GEMM), factor the
   // right part, then apply its interchanges to the left part. Everything on the panel stream.
+  // The cooperative leaf interchanges the whole panel itself.
   auto factor_columns = [&](auto&& self, std::int64_t c0, std::int64_t c1, std::int64_t leaf) -> void {
     if (leaf <= 0 || c1 - c0 <= leaf) return factor_leaf(c0, c1);
     const std::int64_t mid = c0 + panel_split(c1 - c0, leaf);
     self(self, c0, mid, leaf);
-    for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
+    if (!cooperative)
+      for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
     dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, mid - c0, c1 - mid, T(1), d.at(c0, c0),
                  ldda, d.at(c0, mid), ldda);
     update(c0, mid, mid, c1, sp, false);
     self(self, mid, c1, leaf);
-    for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
+    if (!cooperative)
+      for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
   };
   const bool inverse = ws.options.inverse_trsm;
   const std::int64_t nb = ws.options.nb;
-  auto inverse_of = [&](std::size_t i) { return ws.inverse.data() + static_cast<std::int64_t>(i % 2) * nb * nb; };
+  auto inverse_of = [&](std::size_t i) { return ws.inverse.data() + static_cast<std::int64_t>(i % 3) * nb * nb; };
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    factor_columns(factor_columns, s.j0, s.j1, ws.leaf_for(i));
+    panel_j0 = s.j0, panel_j1 = s.j1;
+    flat_panel = ws.flat_panel(i);
+    if (flat_panel) {
+      // Leaf by leaf: each leaf's kernel leaves U12 right of it, one GEMM brings the rows below up
+      // to date (the recursive split's flops, without its trsm launches).
+      for (const auto& l : panel_leaves(s.j0, s.j1, ws.leaf_for(i))) {
+        factor_leaf(l.c0, l.c1);
+        update(l.c0, l.c1, l.c1, s.j1, sp, false);
+      }
+    } else {
+      factor_columns(factor_columns, s.j0, s.j1, ws.leaf_for(i));
+    }
     // inv(L11) for this step's U12 GEMMs (volkov08 §5): trsm on the w × w identity, w³ flops, on
     // the panel stream before the panel's ready event. Only when some column lies right of the panel.
     const std::int64_t w = s.j1 - s.j0;
@@ -201,10 +227,13 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   // Stream roles per step i (panel i = columns [j0, j1) already factored, ready event recorded):
   //   panel  (high priority): the next panel's columns [j1, j1') — interchanges, U12, the
   //          look-ahead GEMM — then the next panel's factorization: the critical chain;
-  //   update: interchanges, U12 and GEMM on [j1', n), back to back with the previous update;
+  //   update: interchanges, U12 and GEMM on [j1', n), back to back with the previous update,
+  //          the columns of panel i + 2 first ([j1', j1'')), then the rest;
   //   aux    (low priority): interchanges on the finished columns [0, j0), off every chain.
-  // The panel stream waits for the previous update (it shares the next panel's columns), the
-  // update stream for the panel's factorization, aux for both (the previous update reads L21).
+  // The panel stream waits for the previous update's first part (the next panel's columns: it
+  // need not wait for the whole trailing GEMM, which would idle the critical chain while the
+  // trailing matrix is large), the update stream for the panel's factorization, aux for the whole
+  // previous update (it reads L21).
   auto record_panel_ready = [&] { st.lookahead_done.record(sp); };
   // U12 on columns [c0, c1) of step i: inv(L11)·A12 into ws.u12 by one GEMM and copied back
   // (a GEMM cannot write over its input), or cuBLAS trsm in place.
@@ -229,6 +258,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   auto swap_panel_rows = [&](std::size_t i, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
     if (c1 <= c0) return;
     GpuPhase phase(timer, Phase::pivoting, strm);
+    if (cooperative) return swap_rows(PanelLeaf{steps[i].j0, steps[i].j1}, c0, c1, 0, 0, strm);  // one launch
     for (const auto& l : panel_leaves(steps[i].j0, steps[i].j1, ws.leaf_for(i))) swap_rows(l, c0, c1, 0, 0, strm);
   };
   cudaStream_t sa = ws.aux;
@@ -244,18 +274,23 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     const bool has_next = i + 1 < steps.size();
     const bool ahead = ws.options.lookahead && has_next;
     const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
-    // The previous update's end: the panel stream and aux wait for it.
+    const std::int64_t split = ahead && i + 2 < steps.size() ? steps[i + 2].j1 : rest_begin;
+    // The previous update's end: aux waits for it, the panel stream for its first part.
     st.update_done.record(su);
-    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, st.update_done.get(), 0));
+    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, i > 0 && ws.options.lookahead ? ws.next_panel_updated.get()
+                                                                             : st.update_done.get(), 0));
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.update_done.get(), 0));
     // Panel i factored: update and aux may use its L and interchanges (waits enqueued before the
     // event is recorded again for panel i + 1).
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(su, st.lookahead_done.get(), 0));
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.lookahead_done.get(), 0));
     swap_panel_rows(i, 0, s.j0, sa);
-    swap_panel_rows(i, rest_begin, n, su);
-    solve_u12(i, rest_begin, n, su);
-    update(s.j0, s.j1, rest_begin, n, su, true);
+    for (auto [c0, c1] : {std::pair{rest_begin, split}, std::pair{split, n}}) {
+      swap_panel_rows(i, c0, c1, su);
+      solve_u12(i, c0, c1, su);
+      update(s.j0, s.j1, c0, c1, su, true);
+      if (c1 == split) ws.next_panel_updated.record(su);
+    }
     if (ahead) {
       swap_panel_rows(i, s.j1, rest_begin, sp);
       solve_u12(i, s.j1, rest_begin, sp);
@@ -274,6 +309,11 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   const std::int64_t k = std::min(m, n);
   const auto leaves = all_leaves(steps, ws);
   if (leaves.size() != leaf_index) throw std::logic_error("lu_gpu_resident: leaf count mismatch");
+  // The row each leaf's pivots count from: its panel's first with the cooperative panel.
+  std::vector<std::int64_t> pivot_base;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    for (const auto& l : panel_leaves(steps[i].j0, steps[i].j1, ws.leaf_for(i)))
+      pivot_base.push_back(cooperative ? steps[i].j0 : l.c0);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), k * sizeof(std::int64_t),
                                      cudaMemcpyDeviceToHost, sp));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), leaves.size() * sizeof(int),
@@ -290,7 +330,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   int info = 0;
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const PanelLeaf& l = leaves[i];
-    for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(l.c0 + ws.host_ipiv[j]);
+    for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(pivot_base[i] + ws.host_ipiv[j]);
     if (ws.host_infos[i] < 0) throw std::runtime_error(std::string(panel_method_name(ws.options.panel)) + " returned info " + std::to_string(ws.host_infos[i]));
     if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
   }

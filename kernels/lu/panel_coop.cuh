@@ -49,14 +49,31 @@ inline constexpr int kCoopPanelPhases = 6;
 inline constexpr const char* kCoopPanelPhaseNames[kCoopPanelPhases] = {"load", "search", "send",
                                                                        "wait", "update", "store"};
 
+// A leaf of a wider panel: the leaf is columns [0, b) of a panel spanning columns [-left, b + right)
+// of the same rows, whose other columns take the leaf's interchanges in the same launch (a recursive
+// panel then needs no interchange launches of its own), and its pivots are counted from the row
+// pivot_offset above the leaf's first (the panel's first row: one interchange launch then applies
+// the whole panel's pivots to the rest of the matrix).
+// solve_right: the right columns' top b rows also become U12 = L11⁻¹·A12 (L11 the leaf's unit
+// lower b × b), so a panel factors as leaves each followed by one GEMM on the rows below
+// (coop_panel_solves says where the kernel can).
+struct LuPanelSpan {
+  std::int64_t left = 0, right = 0, pivot_offset = 0;
+  bool solve_right = false;
+};
+// Whether an m × b leaf can take span.solve_right: b <= 64, and in the shared-memory kernel as
+// many rows per CTA as columns (L11 goes over its rows).
+bool coop_panel_solves(std::int64_t m, std::int64_t b, std::size_t element_bytes);
+
 // getrf of the m × b column-major panel a (lda >= m >= b >= 1, b <= kCoopPanelMaxWidth) in place:
-// ipiv[0 .. b) 1-based and relative to row 0 (cusolverDnXgetrf's convention), *info the first
-// column (1-based) whose pivot is exactly zero, else 0. One cluster launch, no workspace. Throws
+// ipiv[0 .. b) 1-based and relative to row 0 (cusolverDnXgetrf's convention) plus
+// span.pivot_offset, *info the first column (1-based) whose pivot is exactly zero, else 0; the
+// span's other columns interchanged alike. One cluster launch, no workspace. Throws
 // std::invalid_argument naming the bad argument, or when the panel does not fit (coop_panel_shape).
 // profile (device, kCoopPanelPhases entries) receives the phase cycles when not null.
 void launch_lu_panel_coop(float* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* ipiv, int* info,
-                          cudaStream_t stream, unsigned long long* profile = nullptr);
+                          cudaStream_t stream, unsigned long long* profile = nullptr, const LuPanelSpan& span = {});
 void launch_lu_panel_coop(double* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int64_t* ipiv, int* info,
-                          cudaStream_t stream, unsigned long long* profile = nullptr);
+                          cudaStream_t stream, unsigned long long* profile = nullptr, const LuPanelSpan& span = {});
 
 }  // namespace gpufact::kernels

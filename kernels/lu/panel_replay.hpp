@@ -13,12 +13,14 @@ namespace gpufact::kernels {
 // column j (piv[j], distinct rows); the row it held goes where that one was. Only rows of the
 // first b positions ever move other than by being chosen, so two maps of b entries suffice:
 // cur (position -> row, positions < b) and pos_of (row -> position, rows < b), both written
-// here. ipiv (b entries, 1-based, may be null) receives the interchanges.
-GPUFACT_HOST_DEVICE inline void replay_interchanges(const int* piv, int* cur, int* pos_of, int b, std::int64_t* ipiv) {
+// here. ipiv (b entries, 1-based, may be null) receives the interchanges, plus ipiv_offset (pivots
+// counted from a row ipiv_offset above the panel's first).
+GPUFACT_HOST_DEVICE inline void replay_interchanges(const int* piv, int* cur, int* pos_of, int b, std::int64_t* ipiv,
+                                                    std::int64_t ipiv_offset = 0) {
   for (int k = 0; k < b; ++k) cur[k] = k, pos_of[k] = k;
   for (int j = 0; j < b; ++j) {
     const int q = piv[j], p = q < b ? pos_of[q] : q, r = cur[j];
-    if (ipiv != nullptr) ipiv[j] = p + 1;
+    if (ipiv != nullptr) ipiv[j] = ipiv_offset + p + 1;
     if (p < b) cur[p] = r;
     pos_of[r] = p;
     cur[j] = q;
