@@ -73,6 +73,10 @@ TEST_F(DenseQrGpu, ReflectorKernelsMatchHost) {
   check_kernels<float>(1, 1, stream_);
   check_kernels<double>(37, 5, stream_);
   check_kernels<float>(300, 64, stream_);
+  check_kernels<float>(2000, 128, stream_);  // the Gram matrix copied to shared memory
+  check_kernels<float>(700, 96, stream_);    // a level with an odd block out
+  check_kernels<float>(3000, 256, stream_);  // T built in place (it does not fit shared memory)
+  check_kernels<double>(2000, 256, stream_);
   check_kernels<double>(1000, 128, stream_);
   check_kernels<double>(600, 512, stream_);
 }

@@ -61,7 +61,7 @@ struct QrDriver {
 
   T* at(std::int64_t i, std::int64_t j) const { return d + i + j * ld; }
   T* t_of(const QrStep& s) const { return ws.t_factors.data() + s.j0 * ws.widest; }
-  T* slot(std::size_t i) const { return ws.reflectors.data() + static_cast<std::int64_t>(i & 1) * m * ws.widest; }
+  T* slot(std::size_t i) const { return ws.reflectors.data() + static_cast<std::int64_t>(i % 3) * m * ws.widest; }
 
   // C (rows [s.j0, m) × cols [c0, c1)) ← (I − V T Vᵀ)ᵀ C (transpose) or (I − V T Vᵀ) C with the
   // zero-filled V in `v` (ld m − s.j0): three GEMMs on stream `st` with its own handle and work,
@@ -146,15 +146,24 @@ struct QrDriver {
     const bool has_next = i + 1 < steps.size();
     const bool ahead = ws.options.lookahead && has_next;
     const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
-    // (b) the previous step's rest must be done before the next panel's columns change again.
-    ws.streams.panel_after_update();
+    const std::int64_t split = ahead && i + 2 < steps.size() ? steps[i + 2].j1 : rest_begin;
+    // (b) the previous step's update of the next panel's columns must be done before they change
+    // again: its first GEMMs, which covered them (the rest of that update may still run).
+    if (i > 0 && ws.options.lookahead)
+      GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, ws.next_panel_updated.get(), 0));
+    else
+      ws.streams.panel_after_update();
     // (c) the rest needs only V and T: it may start beside the look-ahead (disjoint columns).
     ws.streams.update_after_lookahead();
     if (ahead) {
       apply(s, slot(i), s.j1, rest_begin, true, sp);
       if (ws.variant == QrVariant::hybrid) download_next(steps[i + 1]);
     }
-    apply(s, slot(i), rest_begin, n, true, su);
+    // The panel after next first, so the next look-ahead need not wait for the whole update
+    // (V of three panels kept: the panel stream may factor panel i + 2 while this one runs).
+    apply(s, slot(i), rest_begin, split, true, su);
+    ws.next_panel_updated.record(su);
+    apply(s, slot(i), split, n, true, su);
     if (!ahead && has_next) {
       ws.streams.panel_after_update();
       if (ws.variant == QrVariant::hybrid) download_next(steps[i + 1]);
@@ -284,7 +293,7 @@ double qr_flops(std::int64_t m, std::int64_t n) {
 std::size_t qr_device_bytes(std::int64_t m, std::int64_t n, const QrOptions& o, QrVariant variant,
                             std::size_t element_bytes) {
   const std::int64_t b = widest_of(qr_widths(o, n));
-  const std::int64_t elements = m * n + 2 * m * b + b * n + b * b + n + 4 * b * n;
+  const std::int64_t elements = m * n + 3 * m * b + b * n + b * b + n + 4 * b * n;
   std::size_t bytes = static_cast<std::size_t>(elements) * element_bytes + (std::size_t{128} << 20);  // cuBLAS x2
   if (variant == QrVariant::gpu_resident)
     bytes += static_cast<std::size_t>(m * b) * element_bytes + (std::size_t{64} << 20);  // cuSOLVER geqrf
@@ -301,7 +310,7 @@ QrWorkspace<T>::QrWorkspace(std::int64_t m_, std::int64_t n_, const QrOptions& o
   widest = widest_of(options.widths);
   auto count = [](std::int64_t e) { return static_cast<std::size_t>(std::max<std::int64_t>(e, 1)); };
   matrix = DeviceBuffer<T>(count(m * n));
-  reflectors = DeviceBuffer<T>(count(2 * m * widest));
+  reflectors = DeviceBuffer<T>(count(3 * m * widest));
   t_factors = DeviceBuffer<T>(count(widest * n));
   gram = DeviceBuffer<T>(count(widest * widest));
   tau = DeviceBuffer<T>(count(n));

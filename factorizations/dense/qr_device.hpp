@@ -64,7 +64,7 @@ class QrWorkspace {
   QrVariant variant;
   std::vector<QrStep> steps;
   DeviceBuffer<T> matrix;      // hybrid: the device copy; GPU-resident: for calls from host memory
-  DeviceBuffer<T> reflectors;  // two slots of m × widest: zero-filled V of panels i and i + 1
+  DeviceBuffer<T> reflectors;  // three slots of m × widest: zero-filled V of panels i .. i + 2
   DeviceBuffer<T> t_factors;   // widest × n (ld widest): T of the panel starting at column j, at column j
   DeviceBuffer<T> gram;        // widest × widest: VᵀV of the GPU-resident panel
   DeviceBuffer<T> tau;         // n: GPU-resident calls from host memory
@@ -73,6 +73,8 @@ class QrWorkspace {
   PinnedBuffer<unsigned long long> host_first_nonfinite;
   PinnedBuffer<T> host_t;  // hybrid: T of the current panel (widest × widest)
   LookaheadStreams streams;
+  // The update stream's step has brought the panel after next up to date (its first GEMMs).
+  Event next_panel_updated{cudaEventDisableTiming};
   CublasHandle panel_blas, update_blas;
   CusolverHandle solver;  // on the panel stream
   dev::SolverWorkspace solver_ws;

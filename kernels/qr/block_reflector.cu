@@ -50,28 +50,48 @@ __global__ void larft_kernel(const T* gram, std::int64_t ldg, const T* tau, int 
 //   T = [T_A  −T_A·G_AB·T_B; 0  T_B]   (the product of two block reflectors),
 // each merge two small products over every thread. The recurrence alone is a chain of w
 // dependent matrix-vector products (47 µs for w = 64 on an H100, with T re-read from memory);
-// by blocks the chain is 16 columns long and the rest runs in parallel.
-constexpr int kLarftBlockThreads = 256;
+// by blocks the chain is 16 columns long and the rest runs in parallel. The Gram matrix's upper
+// triangle is copied to shared memory first where it fits beside T (every read of it in the
+// chain was an L2 round trip: 40 µs for w = 128 with 256 threads reading G from memory).
+constexpr int kLarftBlockThreads = 1024;
 constexpr int kLarftDiagonal = 16;
 
-// T (w × w) and the largest level's X (its pairs' size × size blocks).
+// X: the largest level's pairs' size × size blocks.
+__host__ __device__ inline int larft_x_elements(int w) {
+  int x = 0;
+  for (int size = kLarftDiagonal; size < w; size *= 2) x = max(x, (w - size + 2 * size - 1) / (2 * size) * size * size);
+  return x;
+}
+// X, plus T (w × w) when `with_t` and a copy of G (w × w) when `with_gram`.
 template <class T>
-std::size_t larft_blocked_bytes(int w) {
-  std::size_t x = 0;
-  for (int size = kLarftDiagonal; size < w; size *= 2)
-    x = std::max(x, static_cast<std::size_t>((w - size + 2 * size - 1) / (2 * size)) * size * size);
-  return (static_cast<std::size_t>(w) * w + x) * sizeof(T);
+std::size_t larft_blocked_bytes(int w, bool with_t, bool with_gram) {
+  return (static_cast<std::size_t>(w) * w * ((with_t ? 1 : 0) + (with_gram ? 1 : 0)) +
+          static_cast<std::size_t>(larft_x_elements(w))) *
+         sizeof(T);
 }
 
 template <class T>
 __global__ void __launch_bounds__(kLarftBlockThreads)
     larft_blocked_kernel(const T* __restrict__ gram, std::int64_t ldg, const T* __restrict__ tau, int w,
-                         T* __restrict__ t, std::int64_t ldt) {
+                         T* __restrict__ t, std::int64_t ldt, int t_in_shared, int gram_in_shared) {
   extern __shared__ __align__(16) unsigned char larft_smem[];
-  T* s = reinterpret_cast<T*>(larft_smem);  // T, w × w, ld w
-  T* x = s + w * w;                          // G_AB·T_B of a merge's pairs (larft_blocked_bytes)
+  T* x = reinterpret_cast<T*>(larft_smem);  // G_AB·T_B of a merge's pairs (larft_x_elements)
+  T* s = t;                                  // T(i, j) at s[i + j·ls]: in shared memory, or built in place
+  std::int64_t ls = ldt;
+  T* next = x + larft_x_elements(w);
+  if (t_in_shared) s = next, ls = w, next += w * w;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
-  for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) s[idx] = T(0);
+  const T* g = gram;  // G(i, j) at g[i + j·lg]: read where it lies, or its copy's upper triangle
+  std::int64_t lg = ldg;
+  if (gram_in_shared) {
+    for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) {
+      const int i = idx % w, j = idx / w;
+      next[idx] = i < j ? gram[i + j * ldg] : T(0);
+    }
+    g = next;
+    lg = w;
+  }
+  for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) s[idx % w + (idx / w) * ls] = T(0);
   __syncthreads();
   for (int p = warp * kLarftDiagonal; p < w; p += kLarftBlockThreads / 32 * kLarftDiagonal) {
     const int bs = min(kLarftDiagonal, w - p);
@@ -79,13 +99,13 @@ __global__ void __launch_bounds__(kLarftBlockThreads)
       T value = T(0);
       if (lane < i) {
         T sum = T(0);
-        for (int k = lane; k < i; ++k) sum += s[(p + lane) + (p + k) * w] * gram[(p + k) + (p + i) * ldg];
+        for (int k = lane; k < i; ++k) sum += s[(p + lane) + (p + k) * ls] * g[(p + k) + (p + i) * lg];
         value = -tau[p + i] * sum;
       } else if (lane == i) {
         value = tau[p + i];
       }
       __syncwarp();
-      if (lane <= i) s[(p + lane) + (p + i) * w] = value;
+      if (lane <= i) s[(p + lane) + (p + i) * ls] = value;
       __syncwarp();
     }
   }
@@ -99,7 +119,7 @@ __global__ void __launch_bounds__(kLarftBlockThreads)
       const int a0 = 2 * q * size, b0 = a0 + size, col = b0 + c;
       if (col >= w) continue;
       T sum = T(0);  // (G_AB·T_B)(r, c): T_B is upper triangular, so k <= col
-      for (int k = b0; k <= col; ++k) sum += gram[(a0 + r) + k * ldg] * s[k + col * w];
+      for (int k = b0; k <= col; ++k) sum += g[(a0 + r) + k * lg] * s[k + col * ls];
       x[q * size * size + r + c * size] = sum;
     }
     __syncthreads();
@@ -108,12 +128,13 @@ __global__ void __launch_bounds__(kLarftBlockThreads)
       const int a0 = 2 * q * size, b0 = a0 + size, col = b0 + c;
       if (col >= w) continue;
       T sum = T(0);  // −(T_A·X)(r, c): T_A is upper triangular, so k >= r
-      for (int k = r; k < size; ++k) sum += s[(a0 + r) + (a0 + k) * w] * x[q * size * size + k + c * size];
-      s[(a0 + r) + col * w] = -sum;
+      for (int k = r; k < size; ++k) sum += s[(a0 + r) + (a0 + k) * ls] * x[q * size * size + k + c * size];
+      s[(a0 + r) + col * ls] = -sum;
     }
     __syncthreads();
   }
-  for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) t[idx % w + (idx / w) * ldt] = s[idx];
+  if (t_in_shared)
+    for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) t[idx % w + (idx / w) * ldt] = s[idx];
 }
 
 // Columns on the grid's y, rows on x: no division per entry (a 64-bit one per entry held a flat
@@ -144,15 +165,22 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
     throw std::invalid_argument("launch_larft_from_gram: w = " + std::to_string(w) + " exceeds " +
                                 std::to_string(kMaxLarftWidth));
   if (ldg < w || ldt < w) throw std::invalid_argument("launch_larft_from_gram: leading dimension < w");
-  const std::size_t bytes = larft_blocked_bytes<T>(static_cast<int>(w));
-  if (const auto limit = static_cast<std::size_t>(current_device_shared_optin()); bytes <= limit) {
+  // T in shared memory where it fits, else built in place (FP32 w = 256: the merges then read T
+  // from L2, still far from the column recurrence's w dependent steps); G copied beside it if room.
+  const auto limit = static_cast<std::size_t>(current_device_shared_optin());
+  const int wi = static_cast<int>(w);
+  const bool t_in_shared = larft_blocked_bytes<T>(wi, true, false) <= limit;
+  const bool gram_in_shared = larft_blocked_bytes<T>(wi, t_in_shared, true) <= limit;
+  const std::size_t bytes = larft_blocked_bytes<T>(wi, t_in_shared, gram_in_shared);
+  if (bytes <= limit) {
     static const bool attribute_set = [limit] {
       GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(larft_blocked_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(limit)));
       return true;
     }();
     (void)attribute_set;
-    larft_blocked_kernel<T><<<1, kLarftBlockThreads, bytes, stream>>>(gram, ldg, tau, static_cast<int>(w), t, ldt);
+    larft_blocked_kernel<T><<<1, kLarftBlockThreads, bytes, stream>>>(gram, ldg, tau, wi, t, ldt, t_in_shared ? 1 : 0,
+                                                                      gram_in_shared ? 1 : 0);
   } else {
     const int threads = static_cast<int>((w + 31) / 32 * 32);
     larft_kernel<T><<<1, threads, 0, stream>>>(gram, ldg, tau, static_cast<int>(w), t, ldt);
