@@ -1,6 +1,7 @@
 #include "kernels/lu/panel_coop.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 #include "kernels/common/cluster_push.cuh"
 #include "kernels/common/phase_clock.cuh"
 #include "kernels/lu/panel_replay.hpp"
@@ -511,18 +512,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   clock.finish();
 }
 
-int current_device_attribute(cudaDeviceAttr attr) {
-  int device = 0, value = 0;
-  GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
-  GPUFACT_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));
-  return value;
-}
-
 // Dynamic shared memory a CTA may take: the opt-in limit less 6 KiB for the kernel's static arrays.
 // Read once, like the cluster size and the kernel attributes (the process's device).
 std::size_t shared_limit() {
   static const auto limit =
-      static_cast<std::size_t>(current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin) - 6 * 1024);
+      static_cast<std::size_t>(current_device_shared_optin() - 6 * 1024);
   return limit;
 }
 
