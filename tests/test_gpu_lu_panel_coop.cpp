@@ -100,19 +100,17 @@ TEST_F(LuPanelCoopGpu, PanelIsPartialPivoting) {
 // A leaf of a wider panel (LuPanelSpan): the columns left and right of the leaf take exactly the
 // leaf's interchanges (as LAPACK's laswp would apply them), the leaf factors as alone, and the
 // pivots count from pivot_offset rows above.
-// With solve: the right columns' top b rows hold L11⁻¹ times their interchanged values instead,
-// to rounding (forward substitution in double on the host).
 template <class T>
 void check_span(std::int64_t m, std::int64_t b, std::int64_t left, std::int64_t right, std::int64_t offset,
-                cudaStream_t s, std::uint64_t seed, bool solve = false) {
+                cudaStream_t s, std::uint64_t seed) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " span m=" + std::to_string(m) + " b=" + std::to_string(b) +
                " left=" + std::to_string(left) + " right=" + std::to_string(right) + " offset=" +
-               std::to_string(offset) + (solve ? " solve" : ""));
+               std::to_string(offset));
   const std::int64_t lda = m + 1, w = left + b + right;
   const HostMatrix<T> a = panel_test_matrix<T>(m, w, seed, -1, lda);
   DevicePanel<T> dev(a, b, s);
   kernels::launch_lu_panel_coop(dev.values.data() + left * lda, lda, m, b, dev.ipiv.data(), dev.info.data(), s,
-                                nullptr, kernels::LuPanelSpan{left, right, offset, solve});
+                                nullptr, kernels::LuPanelSpan{left, right, offset});
   const auto f = download(dev.values.data(), dev.values.size(), s);
   const auto ipiv = download(dev.ipiv.data(), dev.ipiv.size(), s);
   EXPECT_EQ(download(dev.info.data(), 1, s)[0], 0);
@@ -131,24 +129,8 @@ void check_span(std::int64_t m, std::int64_t b, std::int64_t left, std::int64_t 
   }
   for (std::int64_t j = 0; j < w; ++j) {
     if (j >= left && j < left + b) continue;
-    const bool solved = solve && j >= left + b;
-    for (std::int64_t i = solved ? b : 0; i < m; ++i)
+    for (std::int64_t i = 0; i < m; ++i)
       ASSERT_EQ(f[static_cast<std::size_t>(i + j * lda)], swapped(i, j)) << "i=" << i << " column " << j;
-    if (!solved) continue;
-    // U12 = L11⁻¹·A12 for this column; the unit lower L11 from the device's factors.
-    std::vector<double> x(static_cast<std::size_t>(b));
-    double scale = 0.0;
-    for (std::int64_t i = 0; i < b; ++i) {
-      x[static_cast<std::size_t>(i)] = swapped(i, j);
-      for (std::int64_t k = 0; k < i; ++k)
-        x[static_cast<std::size_t>(i)] -=
-            static_cast<double>(f[static_cast<std::size_t>(i + (left + k) * lda)]) * x[static_cast<std::size_t>(k)];
-      scale = std::max(scale, std::fabs(x[static_cast<std::size_t>(i)]));
-    }
-    for (std::int64_t i = 0; i < b; ++i)
-      ASSERT_NEAR(f[static_cast<std::size_t>(i + j * lda)], x[static_cast<std::size_t>(i)],
-                  4.0 * static_cast<double>(b) * std::numeric_limits<T>::epsilon() * std::max(scale, 1.0))
-          << "U12 row " << i << " column " << j;
   }
   const MatrixView<const T> lu{f.data() + left * lda, m, b, lda, Layout::col_major};
   EXPECT_LT(lu_residual<T>(leaf.view(), lu, ipiv32.data()), kTolerance);
@@ -161,22 +143,6 @@ TEST_F(LuPanelCoopGpu, LeafInterchangesTheWholePanel) {
   check_span<double>(700, 64, 192, 256, 192, stream_, 14);   // the widest span (512 columns)
   check_span<float>(4097, 100, 28, 384, 28, stream_, 15);    // shared-memory kernel
   check_span<double>(40, 40, 3, 5, 7, stream_, 16);          // fewer rows than 2b moves
-  // ... and solving for U12 right of the leaf: every register class, the shared-memory kernel.
-  check_span<float>(1000, 64, 64, 128, 64, stream_, 17, true);
-  check_span<float>(16384, 32, 32, 448, 32, stream_, 18, true);  // 4 rows a thread
-  check_span<float>(700, 20, 0, 300, 0, stream_, 19, true);      // fewer than 32 columns
-  check_span<double>(700, 64, 192, 256, 192, stream_, 20, true);
-  check_span<double>(8192, 32, 0, 96, 0, stream_, 21, true);
-  check_span<double>(12000, 16, 16, 240, 16, stream_, 22, true);  // shared memory (L11 over its rows)
-  ASSERT_EQ(kernels::coop_panel_shape(12000, 16, 8).rows_per_thread, 0);
-  EXPECT_TRUE(kernels::coop_panel_solves(12000, 16, 8));
-  EXPECT_FALSE(kernels::coop_panel_solves(4097, 100, 4));  // wider than 64
-  DeviceBuffer<float> a(4097 * 101);
-  DeviceBuffer<std::int64_t> ipiv(100);
-  DeviceBuffer<int> info(1);
-  EXPECT_THROW(kernels::launch_lu_panel_coop(a.data(), 4097, 4097, 100, ipiv.data(), info.data(), stream_, nullptr,
-                                             kernels::LuPanelSpan{0, 1, 0, true}),
-               std::invalid_argument);
 }
 
 TEST_F(LuPanelCoopGpu, ZeroColumnInfoAsLapack) {
@@ -218,18 +184,16 @@ TEST_F(LuPanelCoopGpu, BadArgumentsAndPanelsThatDoNotFit) {
 
 template <class T>
 void check_lu(std::int64_t m, std::int64_t n, std::int64_t nb, std::int64_t leaf, bool lookahead, cudaStream_t s,
-              std::int64_t zero_col = -1, std::int64_t expect_leaf = -1, bool flat = false) {
+              std::int64_t zero_col = -1, std::int64_t expect_leaf = -1) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " cooperative LU m=" + std::to_string(m) + " n=" +
                std::to_string(n) + " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) +
-               (lookahead ? " lookahead" : "") + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : "") +
-               (flat ? " flat" : " recursive"));
+               (lookahead ? " lookahead" : "") + (zero_col >= 0 ? " zero column " + std::to_string(zero_col) : ""));
   const HostMatrix<T> a = panel_test_matrix<T>(m, n, static_cast<std::uint64_t>(m * 5 + n), zero_col);
   LuOptions o;
   o.nb = nb;
   o.panel_leaf = leaf;
   o.panel = PanelMethod::cooperative;
   o.lookahead = lookahead;
-  o.flat_panel = flat;
   LuResidentWorkspace<T> ws(m, n, o);
   if (expect_leaf >= 0) {
     EXPECT_EQ(ws.leaf_for(0), expect_leaf);
@@ -251,15 +215,6 @@ TEST_F(LuPanelCoopGpu, GpuResidentLuWithCooperativePanel) {
       for (bool la : {true, false}) {
         check_lu<float>(n, n, nb, leaf, la, stream_);
         check_lu<double>(n, n, nb, leaf, la, stream_);
-        if (leaf > 0) {
-          EXPECT_TRUE(LuResidentWorkspace<float>(n, n, [&] {
-                        LuOptions o;
-                        o.nb = nb, o.panel_leaf = leaf, o.panel = PanelMethod::cooperative, o.flat_panel = true;
-                        return o;
-                      }()).flat_panel(0));
-          check_lu<float>(n, n, nb, leaf, la, stream_, -1, -1, true);
-          check_lu<double>(n, n, nb, leaf, la, stream_, -1, -1, true);
-        }
       }
   check_lu<float>(700, 300, 128, 0, true, stream_);
   check_lu<double>(300, 700, 64, 0, true, stream_);
@@ -271,10 +226,8 @@ TEST_F(LuPanelCoopGpu, GpuResidentLuWithCooperativePanel) {
   ASSERT_GT(fit, 0);
   ASSERT_LT(fit, 256);
   check_lu<double>(20000, 256, 256, 0, true, stream_, -1, fit);
-  check_lu<double>(20000, 256, 256, 0, true, stream_, -1, fit, true);
   // Several panels of many leaves each, with look-ahead (the update stream's split GEMM).
   check_lu<float>(3000, 3000, 512, 32, true, stream_);
-  check_lu<float>(3000, 3000, 512, 32, true, stream_, -1, -1, true);
 }
 
 }  // namespace

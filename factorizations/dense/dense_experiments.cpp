@@ -72,7 +72,6 @@ LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
   if (c.point().has("threads")) o.cpu_threads = static_cast<int>(c.integer("threads"));
   if (c.point().has("panel_sms")) o.panel_sms = static_cast<int>(c.integer("panel_sms"));
-  if (c.point().has("panel_order")) o.flat_panel = c.text("panel_order") == "flat";
   return o;
 }
 
@@ -494,14 +493,6 @@ AxisSpec panel_sms_axis() {
                   "streams on every SM, the panel's by priority only",
           .defaults = "0", .min = 0, .max = 1024};
 }
-AxisSpec panel_order_axis() {
-  return {.name = "panel_order", .kind = AxisKind::text,
-          .help = "gpu_resident LU with panel=cooperative: flat factors each panel leaf by leaf, every leaf "
-                  "kernel also interchanging the rest of the panel and solving for U12 right of it, then one GEMM "
-                  "on the rows below; recursive splits the panel in halves with trsm and GEMM between them "
-                  "(volkov08 §5's two levels inside the panel)",
-          .defaults = "recursive", .choices = {"recursive", "flat"}};
-}
 AxisSpec threads_axis() {
   return {.name = "threads", .kind = AxisKind::integer,
           .help = "OpenBLAS threads of the hybrid's CPU panel (0: all cores)", .defaults = "0", .min = 0,
@@ -567,7 +558,6 @@ void register_dense(Registry& registry) {
         cholesky_update_block_axis(),
         cholesky_dataflow_panel_axis(),
         panel_sms_axis(),
-        panel_order_axis(),
     };
     // Quick: FP32 at the two sizes (n = 4096 and 16384; 37 cases with the Cholesky's dataflow,
     // about three minutes).
@@ -579,8 +569,6 @@ void register_dense(Registry& registry) {
       if (f == "qr" && p.text("panel") != "cusolver" && (p.text("panel") != "cooperative" || m != "gpu_resident"))
         return false;
       if (p.integer("panel_sms") != 0 && m != "gpu_resident") return false;
-      if (p.text("panel_order") != "recursive" && (f != "lu" || m != "gpu_resident" || p.text("panel") != "cooperative"))
-        return false;
       if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused" || p.text("panel") == "dataflow"))
         return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);

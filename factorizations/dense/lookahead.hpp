@@ -71,6 +71,9 @@ struct LookaheadStreams {
   Event panel_ready{cudaEventDisableTiming};     // the next panel is in host memory
   Event lookahead_done{cudaEventDisableTiming};  // U12 ready: the rest of the trailing matrix may start
   Event update_done{cudaEventDisableTiming};     // the rest of the trailing matrix updated
+  // The update stream has brought the panel after next up to date: a step's update may do those
+  // columns first and record this, so the next look-ahead need not wait for the whole update.
+  Event next_panel_updated{cudaEventDisableTiming};
   Event finished{cudaEventDisableTiming};
 
   // The update stream waits for the panel stream's lookahead_done, and vice versa.
@@ -78,9 +81,11 @@ struct LookaheadStreams {
     lookahead_done.record(panel);
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(update, lookahead_done.get(), 0));
   }
-  void panel_after_update() {
+  // first_part_only: for the update's next_panel_updated only (update_done is recorded either way).
+  void panel_after_update(bool first_part_only = false) {
     update_done.record(update);
-    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(panel, update_done.get(), 0));
+    GPUFACT_CUDA_CHECK(
+        cudaStreamWaitEvent(panel, (first_part_only ? next_panel_updated : update_done).get(), 0));
   }
   // Both streams wait for work already enqueued on `s` (the caller's stream), and `s` for them.
   void join_from(cudaStream_t s) {

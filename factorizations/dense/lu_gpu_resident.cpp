@@ -58,7 +58,6 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
     const std::int64_t width = s.j1 - s.j0;
     if (options.panel != PanelMethod::cooperative) {
       step_leaf.push_back(effective_panel_leaf(options));
-      step_flat.push_back(false);
       continue;
     }
     const std::int64_t want = options.panel_leaf > 0 ? std::min(options.panel_leaf, width) : width;
@@ -67,11 +66,6 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
       throw std::invalid_argument("panel = cooperative: an " + std::to_string(m - s.j0) +
                                   "-row panel of 8 columns does not fit in a cluster's shared memory");
     step_leaf.push_back(fit >= width ? 0 : fit);
-    // A panel whose every leaf can solve for U12 itself is factored flat (LuOptions::flat_panel).
-    bool flat = options.flat_panel;
-    for (const auto& l : panel_leaves(s.j0, s.j1, step_leaf.back()))
-      flat = flat && kernels::coop_panel_solves(m - l.c0, l.c1 - l.c0, sizeof(T));
-    step_flat.push_back(flat);
   }
   const auto leaves = all_leaves(steps, *this);
   ipiv = DeviceBuffer<std::int64_t>(static_cast<std::size_t>(std::max<std::int64_t>(k, 1)));
@@ -154,19 +148,17 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
                                            ws.ipiv.data() + l.c0, l.c1 - l.c0, strm);
   };
   std::size_t leaf_index = 0;  // infos slot of the next leaf
-  std::int64_t panel_j0 = 0, panel_j1 = 0;  // the panel being factored
-  bool flat_panel = false;                   // ... leaf by leaf (cooperative leaves that solve)
-  auto factor_leaf = [&](std::int64_t c0, std::int64_t c1) {
+  // Columns [c0, c1) of panel p.
+  auto factor_leaf = [&](const LuStep& p, std::int64_t c0, std::int64_t c1) {
     if (tournament) {  // TSLU: two launches, same ipiv and infos conventions as cuSOLVER's
       kernels::launch_tslu(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0, ws.infos.data() + leaf_index,
                            ws.tslu_work.data(), ws.tslu_work.bytes(), sp);
       ++leaf_index;
       return;
     }
-    if (cooperative) {  // one cluster launch that also interchanges the rest of the panel (and, in a
-                        // flat panel, solves for U12 right of the leaf); pivots counted from the
-                        // panel's first row
-      const kernels::LuPanelSpan span{c0 - panel_j0, panel_j1 - c1, c0 - panel_j0, flat_panel};
+    if (cooperative) {  // one cluster launch that also interchanges the rest of the panel; pivots
+                        // counted from the panel's first row
+      const kernels::LuPanelSpan span{c0 - p.j0, p.j1 - c1, c0 - p.j0};
       kernels::launch_lu_panel_coop(d.at(c0, c0), ldda, m - c0, c1 - c0, ws.ipiv.data() + c0,
                                     ws.infos.data() + leaf_index, sp, nullptr, span);
       ++leaf_index;
@@ -183,16 +175,17 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   // left part, bring the right part up to date with it (interchanges, trsm, GEMM), factor the
   // right part, then apply its interchanges to the left part. Everything on the panel stream.
   // The cooperative leaf interchanges the whole panel itself.
-  auto factor_columns = [&](auto&& self, std::int64_t c0, std::int64_t c1, std::int64_t leaf) -> void {
-    if (leaf <= 0 || c1 - c0 <= leaf) return factor_leaf(c0, c1);
+  auto factor_columns = [&](auto&& self, const LuStep& p, std::int64_t c0, std::int64_t c1,
+                            std::int64_t leaf) -> void {
+    if (leaf <= 0 || c1 - c0 <= leaf) return factor_leaf(p, c0, c1);
     const std::int64_t mid = c0 + panel_split(c1 - c0, leaf);
-    self(self, c0, mid, leaf);
+    self(self, p, c0, mid, leaf);
     if (!cooperative)
       for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
     dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, mid - c0, c1 - mid, T(1), d.at(c0, c0),
                  ldda, d.at(c0, mid), ldda);
     update(c0, mid, mid, c1, sp, false);
-    self(self, mid, c1, leaf);
+    self(self, p, mid, c1, leaf);
     if (!cooperative)
       for (const auto& l : panel_leaves(mid, c1, leaf)) swap_rows(l, c0, mid, 0, 0, sp);
   };
@@ -202,18 +195,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   auto factor_panel = [&](std::size_t i) {
     const LuStep& s = steps[i];
     GpuPhase phase(timer, Phase::gpu_panel, sp);
-    panel_j0 = s.j0, panel_j1 = s.j1;
-    flat_panel = ws.flat_panel(i);
-    if (flat_panel) {
-      // Leaf by leaf: each leaf's kernel leaves U12 right of it, one GEMM brings the rows below up
-      // to date (the recursive split's flops, without its trsm launches).
-      for (const auto& l : panel_leaves(s.j0, s.j1, ws.leaf_for(i))) {
-        factor_leaf(l.c0, l.c1);
-        update(l.c0, l.c1, l.c1, s.j1, sp, false);
-      }
-    } else {
-      factor_columns(factor_columns, s.j0, s.j1, ws.leaf_for(i));
-    }
+    factor_columns(factor_columns, s, s.j0, s.j1, ws.leaf_for(i));
     // inv(L11) for this step's U12 GEMMs (volkov08 §5): trsm on the w × w identity, w³ flops, on
     // the panel stream before the panel's ready event. Only when some column lies right of the panel.
     const std::int64_t w = s.j1 - s.j0;
@@ -276,9 +258,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
     const std::int64_t split = ahead && i + 2 < steps.size() ? steps[i + 2].j1 : rest_begin;
     // The previous update's end: aux waits for it, the panel stream for its first part.
-    st.update_done.record(su);
-    GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, i > 0 && ws.options.lookahead ? ws.next_panel_updated.get()
-                                                                             : st.update_done.get(), 0));
+    st.panel_after_update(i > 0 && ws.options.lookahead);
     GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sa, st.update_done.get(), 0));
     // Panel i factored: update and aux may use its L and interchanges (waits enqueued before the
     // event is recorded again for panel i + 1).
@@ -289,7 +269,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
       swap_panel_rows(i, c0, c1, su);
       solve_u12(i, c0, c1, su);
       update(s.j0, s.j1, c0, c1, su, true);
-      if (c1 == split) ws.next_panel_updated.record(su);
+      if (c1 == split) st.next_panel_updated.record(su);
     }
     if (ahead) {
       swap_panel_rows(i, s.j1, rest_begin, sp);
@@ -309,11 +289,6 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   const std::int64_t k = std::min(m, n);
   const auto leaves = all_leaves(steps, ws);
   if (leaves.size() != leaf_index) throw std::logic_error("lu_gpu_resident: leaf count mismatch");
-  // The row each leaf's pivots count from: its panel's first with the cooperative panel.
-  std::vector<std::int64_t> pivot_base;
-  for (std::size_t i = 0; i < steps.size(); ++i)
-    for (const auto& l : panel_leaves(steps[i].j0, steps[i].j1, ws.leaf_for(i)))
-      pivot_base.push_back(cooperative ? steps[i].j0 : l.c0);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), k * sizeof(std::int64_t),
                                      cudaMemcpyDeviceToHost, sp));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), leaves.size() * sizeof(int),
@@ -328,12 +303,16 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
                                 ", " + std::to_string(bad / static_cast<unsigned long long>(m)) +
                                 ") is NaN or Inf; the input must be finite");
   int info = 0;
-  for (std::size_t i = 0; i < leaves.size(); ++i) {
-    const PanelLeaf& l = leaves[i];
-    for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(pivot_base[i] + ws.host_ipiv[j]);
-    if (ws.host_infos[i] < 0) throw std::runtime_error(std::string(panel_method_name(ws.options.panel)) + " returned info " + std::to_string(ws.host_infos[i]));
-    if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
-  }
+  std::size_t i = 0;  // the leaf's infos slot
+  for (std::size_t step = 0; step < steps.size(); ++step)
+    for (const PanelLeaf& l : panel_leaves(steps[step].j0, steps[step].j1, ws.leaf_for(step))) {
+      // Pivots count from the leaf's first row; the cooperative leaf's from its panel's.
+      const std::int64_t base = cooperative ? steps[step].j0 : l.c0;
+      for (std::int64_t j = l.c0; j < l.c1; ++j) ipiv[j] = static_cast<int>(base + ws.host_ipiv[j]);
+      if (ws.host_infos[i] < 0) throw std::runtime_error(std::string(panel_method_name(ws.options.panel)) + " returned info " + std::to_string(ws.host_infos[i]));
+      if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
+      ++i;
+    }
   st.join_into(stream);
   if (timer) timer->stop();
   return info;

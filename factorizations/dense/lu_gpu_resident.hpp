@@ -33,12 +33,9 @@ class LuResidentWorkspace : public ResidentContext {
   LuResidentWorkspace(std::int64_t m, std::int64_t n, const LuOptions& o);
   // The leaf width step i of lu_schedule(m, n, options) is factored with (0: the whole panel).
   std::int64_t leaf_for(std::size_t i) const { return step_leaf[i]; }
-  // Whether step i's panel is factored leaf by leaf (LuOptions::flat_panel).
-  bool flat_panel(std::size_t i) const { return step_flat[i]; }
   std::int64_t m, n, ld;
   LuOptions options;
   std::vector<std::int64_t> step_leaf;  // leaf_for, per step
-  std::vector<bool> step_flat;          // flat_panel, per step
   DeviceBuffer<T> matrix;  // for calls from host memory
   DeviceBuffer<std::int64_t> ipiv;
   DeviceBuffer<int> infos;  // one per panel
@@ -52,9 +49,6 @@ class LuResidentWorkspace : public ResidentContext {
   // Interchanges on finished columns, off the panel and update chains (lowest priority).
   PriorityStream aux{false};
   Event aux_start{cudaEventDisableTiming}, aux_done{cudaEventDisableTiming};
-  // The update stream's step has brought the panel after next up to date (its first GEMM): the
-  // panel stream's next look-ahead may start while the rest of that update runs.
-  Event next_panel_updated{cudaEventDisableTiming};
 };
 
 std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,

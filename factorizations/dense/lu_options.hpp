@@ -31,11 +31,6 @@ struct LuOptions {
   // kTournamentLeaf); cooperative takes, per panel, the leaf kernels/lu/panel_coop.cuh's
   // coop_panel_fit_width gives (in registers where it can; panel_leaf, if set, cut to what fits).
   PanelMethod panel = PanelMethod::cusolver;
-  // GPU-resident, cooperative: a panel whose leaves can solve for U12 themselves
-  // (kernels::coop_panel_solves) is factored leaf by leaf, each leaf followed by one GEMM on the
-  // rows below it; false: the recursive split with trsm and GEMM between the halves (measured on
-  // H100 at least as fast, results/nvidia-h100/lu-fused-interchanges.json).
-  bool flat_panel = false;
   // GPU-resident: the trailing update kept off this many SMs (a green context; rounded up to the
   // device's granularity), which only the panel stream uses; 0: both streams on every SM.
   int panel_sms = 0;

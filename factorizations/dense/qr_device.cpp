@@ -149,10 +149,7 @@ struct QrDriver {
     const std::int64_t split = ahead && i + 2 < steps.size() ? steps[i + 2].j1 : rest_begin;
     // (b) the previous step's update of the next panel's columns must be done before they change
     // again: its first GEMMs, which covered them (the rest of that update may still run).
-    if (i > 0 && ws.options.lookahead)
-      GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, ws.next_panel_updated.get(), 0));
-    else
-      ws.streams.panel_after_update();
+    ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
     // (c) the rest needs only V and T: it may start beside the look-ahead (disjoint columns).
     ws.streams.update_after_lookahead();
     if (ahead) {
@@ -162,7 +159,7 @@ struct QrDriver {
     // The panel after next first, so the next look-ahead need not wait for the whole update
     // (V of three panels kept: the panel stream may factor panel i + 2 while this one runs).
     apply(s, slot(i), rest_begin, split, true, su);
-    ws.next_panel_updated.record(su);
+    ws.streams.next_panel_updated.record(su);
     apply(s, slot(i), split, n, true, su);
     if (!ahead && has_next) {
       ws.streams.panel_after_update();

@@ -73,8 +73,6 @@ class QrWorkspace {
   PinnedBuffer<unsigned long long> host_first_nonfinite;
   PinnedBuffer<T> host_t;  // hybrid: T of the current panel (widest × widest)
   LookaheadStreams streams;
-  // The update stream's step has brought the panel after next up to date (its first GEMMs).
-  Event next_panel_updated{cudaEventDisableTiming};
   CublasHandle panel_blas, update_blas;
   CusolverHandle solver;  // on the panel stream
   dev::SolverWorkspace solver_ws;

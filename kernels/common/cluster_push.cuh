@@ -16,6 +16,9 @@
 
 namespace gpufact::kernels {
 
+// The largest cluster the on-chip panels launch (Hopper's non-portable size; 8 is portable).
+inline constexpr int kMaxCluster = 16;
+
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }

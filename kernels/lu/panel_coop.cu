@@ -22,7 +22,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kMaxCluster = 16;
 constexpr int kMinRows = 64;  // fewest rows worth a CTA of their own
 constexpr int kMaxRowsPerThread = 8;  // rows a thread updates with their multipliers in registers
 constexpr unsigned kNoRow = 0xffffffffu;
@@ -191,61 +190,6 @@ __device__ __forceinline__ void interchange_span(T* a, std::int64_t lda, int b, 
   }
 }
 
-// U12 = L11⁻¹·A12 on the span's right columns (their top b rows, b <= 64), after the leaf and its
-// interchanges are in place: the cluster meets (the rows went out from every CTA), each CTA copies
-// the unit lower L11 into shared memory `l11` (b × b, column-major), and a warp per column runs the
-// forward substitution with the column's 64 rows in two registers a lane. Reads go to L2
-// (ld.global.cg): this CTA may hold older copies of these rows in L1.
-template <class T>
-__device__ __forceinline__ void solve_span(T* a, std::int64_t lda, int b, int right, T* l11) {
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();
-  const int t = static_cast<int>(threadIdx.x), lane = t & 31, warp = t >> 5;
-  const int C = static_cast<int>(cluster.num_blocks()), g = static_cast<int>(cluster.block_rank());
-  for (int e = t; e < b * b; e += kThreads) {
-    const int i = e % b, k = e / b;
-    l11[e] = i > k ? __ldcg(a + i + static_cast<std::int64_t>(k) * lda) : T(0);
-  }
-  __syncthreads();
-  // N columns a warp at once: the substitution is a chain of dependent shuffles, so independent
-  // columns hide each other's latency.
-  constexpr int N = 4;
-  const int stride = C * kWarps;
-  for (int q0 = g * kWarps + warp; q0 < right; q0 += N * stride) {
-    T x0[N], x1[N];
-#pragma unroll
-    for (int c = 0; c < N; ++c) {
-      const int q = q0 + c * stride;
-      const T* col = a + static_cast<std::int64_t>(b + min(q, right - 1)) * lda;
-      x0[c] = lane < b ? __ldcg(col + lane) : T(0);
-      x1[c] = lane + 32 < b ? __ldcg(col + lane + 32) : T(0);
-    }
-    for (int k = 0; k < min(b, 32); ++k) {
-      const T l0 = lane < b ? l11[k * b + lane] : T(0);  // zero on and above the diagonal
-      const T l1 = lane + 32 < b ? l11[k * b + lane + 32] : T(0);
-#pragma unroll
-      for (int c = 0; c < N; ++c) {
-        const T xk = __shfl_sync(0xffffffffu, x0[c], k);
-        x0[c] -= l0 * xk;
-        x1[c] -= l1 * xk;
-      }
-    }
-    for (int k = 32; k < b; ++k) {
-      const T l1 = lane + 32 < b ? l11[k * b + lane + 32] : T(0);
-#pragma unroll
-      for (int c = 0; c < N; ++c) x1[c] -= l1 * __shfl_sync(0xffffffffu, x1[c], k - 32);
-    }
-#pragma unroll
-    for (int c = 0; c < N; ++c) {
-      const int q = q0 + c * stride;
-      if (q >= right) break;
-      T* col = a + static_cast<std::int64_t>(b + q) * lda;
-      if (lane < b) col[lane] = x0[c];
-      if (lane + 32 < b) col[lane + 32] = x1[c];
-    }
-  }
-}
-
 // Dynamic shared memory of the shared-memory kernel's CTA: its rows (column-major, leading
 // dimension rows | 1 so a row's columns fall in distinct banks), per column the pivot, the
 // candidate rows every CTA pushed (per column parity and sender), per row the column it was
@@ -301,7 +245,7 @@ template <class T>
 __global__ void __launch_bounds__(kThreads, 1)
     lu_panel_coop_kernel(T* __restrict__ a, std::int64_t lda, int m, int b, int R, std::int64_t* __restrict__ ipiv,
                          int* __restrict__ info, unsigned long long* __restrict__ profile, int left, int right,
-                         int pivot_offset, int solve) {
+                         int pivot_offset) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bars[2];
   __shared__ unsigned received_row[2 * kMaxCluster];
@@ -386,7 +330,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   interchange_span<T, 2 * kCoopPanelMaxWidth / 32>(a, lda, b, left, right, piv, pos_of);
-  if (solve) solve_span(a, lda, b, right, S);  // the CTA's rows are out: L11 goes where they were
   clock.lap(kCoopStore);
   clock.finish();
 }
@@ -399,8 +342,7 @@ template <class T, int BW, int RPT>
 __global__ void __launch_bounds__(kThreads, 1)
     lu_panel_reg_kernel(T* __restrict__ a, std::int64_t lda, int m, int b, int R, std::int64_t* __restrict__ ipiv,
                         int* __restrict__ info, unsigned long long* __restrict__ profile, int left, int right,
-                        int pivot_offset, int solve) {
-  extern __shared__ __align__(16) unsigned char l11_raw[];  // b × b when solving
+                        int pivot_offset) {
   __shared__ __align__(8) unsigned long long bars[2];
   __shared__ unsigned received_row[2 * kMaxCluster];
   __shared__ T part_value[2 * kWarps];
@@ -507,7 +449,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (k < b) a[dest + k * lda] = v[i][k];
   }
   interchange_span<T, 2 * BW / 32>(a, lda, b, left, right, piv, pos_of);
-  if (solve) solve_span(a, lda, b, right, reinterpret_cast<T*>(l11_raw));
   clock.lap(kCoopStore);
   clock.finish();
 }
@@ -520,14 +461,13 @@ std::size_t shared_limit() {
   return limit;
 }
 
-// Clusters of 16 allowed, and up to dynamic_max bytes of dynamic shared memory (the shared-memory
-// kernel's rows, a register kernel's L11), once per kernel.
+// Clusters of 16 allowed (and the shared-memory kernel's large dynamic shared memory), once per kernel.
 template <auto Kernel>
-void set_attributes(std::size_t dynamic_max) {
-  static const bool done = [dynamic_max] {
-    if (dynamic_max > 0)
+void set_attributes(bool large_shared) {
+  static const bool done = [large_shared] {
+    if (large_shared)
       GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(dynamic_max)));
+                                              static_cast<int>(shared_limit())));
     GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     return true;
   }();
@@ -545,7 +485,7 @@ int register_rows_per_thread(std::int64_t b, int rows, std::size_t element_bytes
 }
 
 template <auto Kernel, class T>
-void launch_cluster(const CoopPanelShape& shape, std::size_t dynamic_max, T* a, std::int64_t lda, std::int64_t m,
+void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
                     std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile,
                     const LuPanelSpan& span);
 
@@ -556,10 +496,6 @@ void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int
   if (span.left < 0 || span.right < 0 || span.left + span.right > INT_MAX / 2)
     throw std::invalid_argument("launch_lu_panel_coop: span.left = " + std::to_string(span.left) +
                                 " and span.right = " + std::to_string(span.right) + " must be >= 0");
-  if (span.solve_right && !coop_panel_solves(m, b, sizeof(T)))
-    throw std::invalid_argument("launch_lu_panel_coop: span.solve_right with an " + std::to_string(m) + " x " +
-                                std::to_string(b) + " leaf (coop_panel_solves: b <= 64 and, in shared memory, as "
-                                "many rows per CTA as columns)");
   if (span.pivot_offset < 0 || span.pivot_offset > INT_MAX / 2)
     throw std::invalid_argument("launch_lu_panel_coop: span.pivot_offset = " + std::to_string(span.pivot_offset) +
                                 " must be >= 0");
@@ -568,50 +504,42 @@ void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int
     throw std::invalid_argument("launch_lu_panel_coop: an " + std::to_string(m) + " x " + std::to_string(b) +
                                 " panel does not fit in the shared memory of a cluster of " +
                                 std::to_string(coop_panel_max_cluster()) + " CTAs (coop_panel_fit_width)");
-  const auto launch = [&](auto kernel, std::size_t dynamic_max) {
-    launch_cluster<decltype(kernel)::value, T>(shape, dynamic_max, a, lda, m, b, ipiv, info, stream, profile, span);
+  const auto launch = [&](auto kernel, bool large_shared) {
+    launch_cluster<decltype(kernel)::value, T>(shape, large_shared, a, lda, m, b, ipiv, info, stream, profile, span);
   };
   using Kernel = decltype(&lu_panel_coop_kernel<T>);  // the register kernels have the same signature
   const int rpt = shape.rows_per_thread;
-  if (rpt == 0) return launch(std::integral_constant<Kernel, &lu_panel_coop_kernel<T>>{}, shared_limit());
-  // Register kernels take L11 in dynamic shared memory when they solve (FP64: 32 KiB beside 24 KiB
-  // of static arrays).
-  constexpr std::size_t l11_32 = 32 * 32 * sizeof(T), l11_64 = 64 * 64 * sizeof(T);
+  if (rpt == 0) return launch(std::integral_constant<Kernel, &lu_panel_coop_kernel<T>>{}, true);
   if (b <= 32) {
-    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 1>>{}, l11_32);
-    if (rpt == 2) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 2>>{}, l11_32);
+    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 1>>{}, false);
+    if (rpt == 2) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 2>>{}, false);
     if constexpr (sizeof(T) == 4)
-      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 4>>{}, l11_32);
+      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 4>>{}, false);
   } else {
-    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 1>>{}, l11_64);
+    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 1>>{}, false);
     if constexpr (sizeof(T) == 4)
-      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 2>>{}, l11_64);
+      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 2>>{}, false);
   }
   throw std::logic_error("launch_lu_panel_coop: no register class for the shape");
 }
 
 template <auto Kernel, class T>
-void launch_cluster(const CoopPanelShape& shape, std::size_t dynamic_max, T* a, std::int64_t lda, std::int64_t m,
+void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
                     std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile,
                     const LuPanelSpan& span) {
-  set_attributes<Kernel>(dynamic_max);
+  set_attributes<Kernel>(large_shared);
   cudaLaunchAttribute attr{};
-  // A register kernel that solves takes L11 in dynamic shared memory; the shared-memory kernel
-  // puts it over its rows (coop_panel_solves).
-  const std::size_t bytes = shape.rows_per_thread > 0 && span.solve_right
-                                ? static_cast<std::size_t>(b * b) * sizeof(T)
-                                : shape.shared_bytes;
-  const cudaLaunchConfig_t cfg = cluster_launch_config(shape.ctas, kThreads, bytes, stream, &attr);
+  const cudaLaunchConfig_t cfg = cluster_launch_config(shape.ctas, kThreads, shape.shared_bytes, stream, &attr);
   GPUFACT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, Kernel, a, lda, static_cast<int>(m), static_cast<int>(b), shape.rows,
                                         ipiv, info, profile, static_cast<int>(span.left), static_cast<int>(span.right),
-                                        static_cast<int>(span.pivot_offset), span.solve_right ? 1 : 0));
+                                        static_cast<int>(span.pivot_offset)));
 }
 
 }  // namespace
 
 int coop_panel_max_cluster() {
   static const int most = [] {
-    set_attributes<&lu_panel_coop_kernel<float>>(shared_limit());
+    set_attributes<&lu_panel_coop_kernel<float>>(true);
     cudaLaunchAttribute attr{};
     const cudaLaunchConfig_t cfg = cluster_launch_config(kMaxCluster, kThreads, shared_limit(), nullptr, &attr);
     int clusters = 0;
@@ -635,11 +563,6 @@ CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t elem
   const std::size_t bytes = shared_layout(rows, static_cast<int>(b), ctas, element_bytes).total;
   if (bytes > shared_limit()) return {};
   return {ctas, rows, bytes, 0};
-}
-
-bool coop_panel_solves(std::int64_t m, std::int64_t b, std::size_t element_bytes) {
-  const CoopPanelShape shape = coop_panel_shape(m, b, element_bytes);
-  return shape.ctas > 0 && b <= 64 && (shape.rows_per_thread > 0 || shape.rows >= b);
 }
 
 std::int64_t coop_panel_fit_width(std::int64_t m, std::int64_t b, std::size_t element_bytes) {

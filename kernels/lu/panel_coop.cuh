@@ -54,16 +54,9 @@ inline constexpr const char* kCoopPanelPhaseNames[kCoopPanelPhases] = {"load", "
 // panel then needs no interchange launches of its own), and its pivots are counted from the row
 // pivot_offset above the leaf's first (the panel's first row: one interchange launch then applies
 // the whole panel's pivots to the rest of the matrix).
-// solve_right: the right columns' top b rows also become U12 = L11⁻¹·A12 (L11 the leaf's unit
-// lower b × b), so a panel factors as leaves each followed by one GEMM on the rows below
-// (coop_panel_solves says where the kernel can).
 struct LuPanelSpan {
   std::int64_t left = 0, right = 0, pivot_offset = 0;
-  bool solve_right = false;
 };
-// Whether an m × b leaf can take span.solve_right: b <= 64, and in the shared-memory kernel as
-// many rows per CTA as columns (L11 goes over its rows).
-bool coop_panel_solves(std::int64_t m, std::int64_t b, std::size_t element_bytes);
 
 // getrf of the m × b column-major panel a (lda >= m >= b >= 1, b <= kCoopPanelMaxWidth) in place:
 // ipiv[0 .. b) 1-based and relative to row 0 (cusolverDnXgetrf's convention) plus

@@ -19,7 +19,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kMaxCluster = 16;
 constexpr int kMinRows = 64;  // fewest rows worth a CTA of their own
 constexpr int kChunk = 16;    // columns per butterfly of the column sums
 static_assert(kMaxCluster <= 2 * kWarps, "each warp pushes to at most two CTAs");
