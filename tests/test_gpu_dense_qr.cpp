@@ -36,10 +36,13 @@ DeviceBuffer<T> upload(const std::vector<T>& h, cudaStream_t s) {
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s));
   return d;
 }
+// zero_column >= 0: that column of A is zero, so its τ is 0 (T's column and row through it vanish).
 template <class T>
-void check_kernels(std::int64_t rows, std::int64_t w, cudaStream_t s) {
+void check_kernels(std::int64_t rows, std::int64_t w, cudaStream_t s, std::int64_t zero_column = -1) {
   HostMatrix<T> a(rows, w);
   fill_uniform(a.view(), 100 + static_cast<std::uint64_t>(rows));
+  if (zero_column >= 0)
+    for (std::int64_t i = 0; i < rows; ++i) a(i, zero_column) = T(0);
   std::vector<T> tau(static_cast<std::size_t>(w));
   ASSERT_EQ(host::geqrf<T>(rows, w, a.data(), rows, tau.data()), 0);
   std::vector<T> panel(a.data(), a.data() + rows * w), v_ref(static_cast<std::size_t>(rows * w)),
@@ -73,11 +76,16 @@ TEST_F(DenseQrGpu, ReflectorKernelsMatchHost) {
   check_kernels<float>(1, 1, stream_);
   check_kernels<double>(37, 5, stream_);
   check_kernels<float>(300, 64, stream_);
-  check_kernels<float>(2000, 128, stream_);  // the Gram matrix copied to shared memory
+  check_kernels<float>(2000, 128, stream_);  // T and G in shared memory, tiled merges
   check_kernels<float>(700, 96, stream_);    // a level with an odd block out
+  check_kernels<float>(500, 100, stream_);   // w padded to 112: a partial 16-block and a short last B
+  check_kernels<float>(400, 100, stream_, 17);  // τ = 0 inside a diagonal block
+  check_kernels<float>(1500, 208, stream_);     // the widest tiled FP32 T
   check_kernels<float>(3000, 256, stream_);  // T built in place (it does not fit shared memory)
   check_kernels<double>(2000, 256, stream_);
   check_kernels<double>(1000, 128, stream_);
+  check_kernels<double>(900, 144, stream_, 64);  // the widest tiled FP64 T, τ = 0 at a merge's edge
+  check_kernels<double>(300, 160, stream_);       // FP64 T built in place
   check_kernels<double>(600, 512, stream_);
 }
 

@@ -210,7 +210,7 @@ struct QrDriver {
   // The panel on the GPU (cuSOLVER geqrf or the cluster kernel), then its zero-filled V and T.
   void run_resident(T* d_tau) {
     const auto& steps = ws.steps;
-    start_nonfinite_check();
+    if (!ws.options.stream_ordered) start_nonfinite_check();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const QrStep& s = steps[i];
       {
@@ -226,14 +226,16 @@ struct QrDriver {
     ws.streams.panel_after_update();
   }
 
-  // Q = H_0 … H_{k−1} [I; 0], the last block first, in place (qr_host_form_q's order).
+  // Q = H_0 … H_{k−1} [I; 0], the last block first, in place (qr_host_form_q's order). The last
+  // three blocks' V are still in their slots; older ones are rebuilt into a slot already used here.
   void form_q() {
     const auto& steps = ws.steps;
-    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
-      const std::int64_t rows = m - it->j0, w = it->j1 - it->j0;
-      kernels::launch_zero_filled_reflectors(at(it->j0, it->j0), ld, rows, w, slot(0), rows, sp);
-      kernels::launch_set_identity_columns(d, ld, m, it->j0, it->j1, sp);
-      apply(*it, slot(0), it->j0, n, false, sp);
+    for (std::size_t i = steps.size(); i-- > 0;) {
+      const QrStep& s = steps[i];
+      const std::int64_t rows = m - s.j0, w = s.j1 - s.j0;
+      if (i + 3 < steps.size()) kernels::launch_zero_filled_reflectors(at(s.j0, s.j0), ld, rows, w, slot(i), rows, sp);
+      kernels::launch_set_identity_columns(d, ld, m, s.j0, s.j1, sp);
+      apply(s, slot(i), s.j0, n, false, sp);
     }
   }
 };
@@ -269,6 +271,7 @@ std::string describe(const QrOptions& o) {
   s += std::string(" ") + update_gemm_entry(o.gemm).name;
   if (o.panel == QrPanel::cooperative) s += " panel=cooperative";
   if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
+  if (o.stream_ordered) s += " stream_ordered";
   return s;
 }
 
@@ -370,6 +373,7 @@ void qr_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, 
   ws.streams.join_from(stream);
   drv.run_resident(d_tau);
   ws.streams.join_into(stream);
+  if (ws.options.stream_ordered) return;
   GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (timer) timer->stop();
   drv.throw_if_nonfinite("qr_gpu_resident");
@@ -397,7 +401,7 @@ void qr_form_q_device(T* d_a, std::int64_t ldda, QrWorkspace<T>& ws, cudaStream_
   ws.streams.join_from(stream);
   drv.form_q();
   ws.streams.join_into(stream);
-  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (!ws.options.stream_ordered) GPUFACT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 #define GPUFACT_INSTANTIATE(T)                                                                                       \

@@ -46,6 +46,10 @@ struct QrOptions {
   int cpu_threads = 0;  // hybrid: OpenBLAS threads of the CPU panel (0: leave the caller's setting)
   QrPanel panel = QrPanel::cusolver;  // GPU-resident only
   int panel_sms = 0;  // GPU-resident: SMs kept off the update stream (lookahead.hpp; 0: none)
+  // GPU-resident: qr_gpu_resident and qr_form_q_device only enqueue on the caller's stream (no
+  // NaN/Inf check of the input, which the caller then owns, and no synchronization), so a caller
+  // can capture both into one CUDA graph.
+  bool stream_ordered = false;
 };
 std::string describe(const QrOptions& o);  // "nb=128 lookahead cublas" or "plan(64 stages, 96..256) ..."
 // The plan the options give for min(m, n) = n columns; throws std::invalid_argument on a bad one.
@@ -94,7 +98,8 @@ template <class T>
 void qr_hybrid_form_q(T* q, std::int64_t ldq, QrWorkspace<T>& ws, cudaStream_t stream);
 
 // geqrf semantics on the device matrix d_a (ldda >= max(1, m)) with tau on the device (n).
-// Returns when done. Throws std::invalid_argument on bad sizes or NaN/Inf in the input.
+// Returns when done (enqueued, with QrOptions::stream_ordered). Throws std::invalid_argument on
+// bad sizes or NaN/Inf in the input (not checked with stream_ordered).
 template <class T>
 void qr_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, T* d_tau, QrWorkspace<T>& ws,
                      cudaStream_t stream, PhaseTimer* timer = nullptr);
@@ -104,7 +109,8 @@ void qr_gpu_resident_host(std::int64_t m, std::int64_t n, T* a, std::int64_t lda
                           cudaStream_t stream, PhaseTimer* timer = nullptr);
 
 // orgqr semantics on the device: d_a (m × n, ldda) holds the factors of the last factorization on
-// `ws` (either variant: the T factors are in ws.t_factors) and is overwritten by Q.
+// `ws` (either variant: the T factors are in ws.t_factors) and is overwritten by Q. Returns when
+// done (enqueued, with QrOptions::stream_ordered).
 template <class T>
 void qr_form_q_device(T* d_a, std::int64_t ldda, QrWorkspace<T>& ws, cudaStream_t stream);
 

@@ -45,14 +45,14 @@ __global__ void larft_kernel(const T* gram, std::int64_t ldg, const T* tau, int 
   }
 }
 
-// The same T by blocks, in shared memory: the 16 × 16 diagonal blocks by the column recurrence
-// (a warp each), then pairs of neighbouring blocks merged at sizes 16, 32, 64, …, as
+// The same T by blocks, built in place: the 16 × 16 diagonal blocks by the column recurrence (a
+// warp each), then pairs of neighbouring blocks merged at sizes 16, 32, 64, …, as
 //   T = [T_A  −T_A·G_AB·T_B; 0  T_B]   (the product of two block reflectors),
 // each merge two small products over every thread. The recurrence alone is a chain of w
 // dependent matrix-vector products (47 µs for w = 64 on an H100, with T re-read from memory);
 // by blocks the chain is 16 columns long and the rest runs in parallel. The Gram matrix's upper
-// triangle is copied to shared memory first where it fits beside T (every read of it in the
-// chain was an L2 round trip: 40 µs for w = 128 with 256 threads reading G from memory).
+// triangle is copied to shared memory first where it fits (every read of it in the chain was an
+// L2 round trip). For the widths whose T and G fit shared memory together, larft_tiled_kernel.
 constexpr int kLarftBlockThreads = 1024;
 constexpr int kLarftDiagonal = 16;
 
@@ -62,24 +62,22 @@ __host__ __device__ inline int larft_x_elements(int w) {
   for (int size = kLarftDiagonal; size < w; size *= 2) x = max(x, (w - size + 2 * size - 1) / (2 * size) * size * size);
   return x;
 }
-// X, plus T (w × w) when `with_t` and a copy of G (w × w) when `with_gram`.
+// X, plus a copy of G (w × w) when `with_gram`.
 template <class T>
-std::size_t larft_blocked_bytes(int w, bool with_t, bool with_gram) {
-  return (static_cast<std::size_t>(w) * w * ((with_t ? 1 : 0) + (with_gram ? 1 : 0)) +
-          static_cast<std::size_t>(larft_x_elements(w))) *
+std::size_t larft_blocked_bytes(int w, bool with_gram) {
+  return (static_cast<std::size_t>(w) * w * (with_gram ? 1 : 0) + static_cast<std::size_t>(larft_x_elements(w))) *
          sizeof(T);
 }
 
 template <class T>
 __global__ void __launch_bounds__(kLarftBlockThreads)
     larft_blocked_kernel(const T* __restrict__ gram, std::int64_t ldg, const T* __restrict__ tau, int w,
-                         T* __restrict__ t, std::int64_t ldt, int t_in_shared, int gram_in_shared) {
+                         T* __restrict__ t, std::int64_t ldt, int gram_in_shared) {
   extern __shared__ __align__(16) unsigned char larft_smem[];
   T* x = reinterpret_cast<T*>(larft_smem);  // G_AB·T_B of a merge's pairs (larft_x_elements)
-  T* s = t;                                  // T(i, j) at s[i + j·ls]: in shared memory, or built in place
-  std::int64_t ls = ldt;
+  T* s = t;                                  // T(i, j) at s[i + j·ls], built in place
+  const std::int64_t ls = ldt;
   T* next = x + larft_x_elements(w);
-  if (t_in_shared) s = next, ls = w, next += w * w;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const T* g = gram;  // G(i, j) at g[i + j·lg]: read where it lies, or its copy's upper triangle
   std::int64_t lg = ldg;
@@ -133,8 +131,140 @@ __global__ void __launch_bounds__(kLarftBlockThreads)
     }
     __syncthreads();
   }
-  if (t_in_shared)
-    for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) t[idx % w + (idx / w) * ldt] = s[idx];
+}
+
+// The same T by the same blocks and merges, tiled for speed where T and the Gram matrix fit shared
+// memory together: one (wp × wp + 1) array, wp = w rounded up to 16, holds T on and above its
+// diagonal and G's strict upper triangle transposed below it (G(i, j), i < j, at (j, i)); rows and
+// columns past w are zero (τ = 0 there gives zero columns of T). A warp builds each 16 × 16 diagonal
+// block with the block's rows in registers (16 dependent steps, G broadcast from shared memory);
+// each merge is two small products in 4 × 4 register tiles. The untiled merges (one entry per
+// thread, a shared-memory load per multiply-add) and τ re-read from memory per column took 19 µs
+// for w = 64 and 53 µs for w = 128 on an H100.
+constexpr int kLarftTiledThreads = 512;
+
+__host__ __device__ inline int larft_padded(int w) {
+  return (w + kLarftDiagonal - 1) / kLarftDiagonal * kLarftDiagonal;
+}
+// Pairs [A B] at merge level `size` (the last B may be narrower).
+__host__ __device__ inline int larft_pairs(int wp, int size) { return (wp - size + 2 * size - 1) / (2 * size); }
+// X of a level: each pair's size × bw block, ld size + 1.
+__host__ __device__ inline int larft_tiled_x_elements(int wp) {
+  int x = 0;
+  for (int size = kLarftDiagonal; size < wp; size *= 2) {
+    const int pairs = larft_pairs(wp, size), last_b = (2 * pairs - 1) * size;
+    x = max(x, (pairs - 1) * size * (size + 1) + min(size, wp - last_b) * (size + 1));
+  }
+  return x;
+}
+template <class T>
+std::size_t larft_tiled_bytes(int w) {
+  const auto wp = static_cast<std::size_t>(larft_padded(w));
+  return (wp * (wp + 1) + static_cast<std::size_t>(larft_tiled_x_elements(static_cast<int>(wp))) + wp) * sizeof(T);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kLarftTiledThreads)
+    larft_tiled_kernel(const T* __restrict__ gram, std::int64_t ldg, const T* __restrict__ tau, int w,
+                       T* __restrict__ t, std::int64_t ldt) {
+  extern __shared__ __align__(16) unsigned char larft_smem[];
+  const int wp = larft_padded(w), ld = wp + 1;
+  T* m = reinterpret_cast<T*>(larft_smem);
+  T* x = m + wp * ld;
+  T* taus = x + larft_tiled_x_elements(wp);
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  for (int idx = tid; idx < wp * wp; idx += kLarftTiledThreads) {
+    const int i = idx % wp, j = idx / wp;
+    if (i < j) m[j + i * ld] = j < w ? gram[i + j * ldg] : T(0);
+  }
+  for (int i = tid; i < wp; i += kLarftTiledThreads) taus[i] = i < w ? tau[i] : T(0);
+  __syncthreads();
+
+  // Diagonal blocks: lane r holds row p + r of the block's T; column i is
+  // T(r, i) = −τ_i Σ_{k<i} T(r, k) G(k, i) for r < i (T(r, k) = 0 for k < r), τ_i on the diagonal.
+  for (int p = warp * kLarftDiagonal; p < wp; p += kLarftTiledThreads / 32 * kLarftDiagonal) {
+    T row[kLarftDiagonal];
+#pragma unroll
+    for (int i = 0; i < kLarftDiagonal; ++i) {
+      T sum = T(0);
+#pragma unroll
+      for (int k = 0; k < i; ++k) sum += row[k] * m[(p + i) + (p + k) * ld];
+      const T tau_i = taus[p + i];
+      row[i] = lane < i ? -tau_i * sum : (lane == i ? tau_i : T(0));
+    }
+    if (lane < kLarftDiagonal) {
+#pragma unroll
+      for (int i = 0; i < kLarftDiagonal; ++i)
+        if (i >= lane) m[(p + lane) + (p + i) * ld] = row[i];
+    }
+  }
+  __syncthreads();
+
+  // Merges: pairs A = [a0, a0 + size), B = [b0, b0 + bw), X = G_AB·T_B, then T_AB = −T_A·X. A thread
+  // owns a 4 × 4 tile; below T's diagonal the array holds G, so the tile's diagonal 4 × 4 block of
+  // T_B (in X) and of T_A (in T_A·X) is masked.
+  for (int size = kLarftDiagonal; size < wp; size *= 2) {
+    const int pairs = larft_pairs(wp, size), side = size / 4, xld = size + 1;
+    const int tiles = pairs * side * side;
+    for (int idx = tid; idx < tiles; idx += kLarftTiledThreads) {
+      const int q = idx / (side * side), r0 = 4 * (idx % side), c0 = 4 * ((idx / side) % side);
+      const int a0 = 2 * q * size, b0 = a0 + size;
+      if (c0 >= min(size, wp - b0)) continue;
+      T acc[4][4] = {};
+      const auto step = [&](int k, bool diagonal) {
+        T a[4], b[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) a[e] = m[(b0 + k) + (a0 + r0 + e) * ld];
+#pragma unroll
+        for (int f = 0; f < 4; ++f) b[f] = !diagonal || k <= c0 + f ? m[(b0 + k) + (b0 + c0 + f) * ld] : T(0);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int f = 0; f < 4; ++f) acc[e][f] += a[e] * b[f];
+      };
+#pragma unroll 4
+      for (int k = 0; k < c0; ++k) step(k, false);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) step(c0 + k, true);
+      T* xq = x + q * size * xld;
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+#pragma unroll
+        for (int f = 0; f < 4; ++f) xq[(r0 + e) + (c0 + f) * xld] = acc[e][f];
+    }
+    __syncthreads();
+    for (int idx = tid; idx < tiles; idx += kLarftTiledThreads) {
+      const int q = idx / (side * side), r0 = 4 * (idx % side), c0 = 4 * ((idx / side) % side);
+      const int a0 = 2 * q * size, b0 = a0 + size;
+      if (c0 >= min(size, wp - b0)) continue;
+      const T* xq = x + q * size * xld;
+      T acc[4][4] = {};
+      const auto step = [&](int k, bool diagonal) {
+        T a[4], b[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) a[e] = !diagonal || r0 + e <= k ? m[(a0 + r0 + e) + (a0 + k) * ld] : T(0);
+#pragma unroll
+        for (int f = 0; f < 4; ++f) b[f] = xq[k + (c0 + f) * xld];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int f = 0; f < 4; ++f) acc[e][f] += a[e] * b[f];
+      };
+#pragma unroll
+      for (int k = 0; k < 4; ++k) step(r0 + k, true);
+#pragma unroll 4
+      for (int k = r0 + 4; k < size; ++k) step(k, false);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+#pragma unroll
+        for (int f = 0; f < 4; ++f) m[(a0 + r0 + e) + (b0 + c0 + f) * ld] = -acc[e][f];
+    }
+    __syncthreads();
+  }
+  for (int idx = tid; idx < w * w; idx += kLarftTiledThreads) {
+    const int i = idx % w, j = idx / w;
+    t[i + j * ldt] = i <= j ? m[i + j * ld] : T(0);
+  }
 }
 
 // Columns on the grid's y, rows on x: no division per entry (a 64-bit one per entry held a flat
@@ -165,22 +295,25 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
     throw std::invalid_argument("launch_larft_from_gram: w = " + std::to_string(w) + " exceeds " +
                                 std::to_string(kMaxLarftWidth));
   if (ldg < w || ldt < w) throw std::invalid_argument("launch_larft_from_gram: leading dimension < w");
-  // T in shared memory where it fits, else built in place (FP32 w = 256: the merges then read T
-  // from L2, still far from the column recurrence's w dependent steps); G copied beside it if room.
+  // T and G together in shared memory where they fit (FP32 w <= 208, FP64 w <= 144), else T built
+  // in place by the untiled merges (FP32 w = 256: they then read T from L2, still far from the
+  // column recurrence's w dependent steps) with G copied to shared memory if there is room.
   const auto limit = static_cast<std::size_t>(current_device_shared_optin());
   const int wi = static_cast<int>(w);
-  const bool t_in_shared = larft_blocked_bytes<T>(wi, true, false) <= limit;
-  const bool gram_in_shared = larft_blocked_bytes<T>(wi, t_in_shared, true) <= limit;
-  const std::size_t bytes = larft_blocked_bytes<T>(wi, t_in_shared, gram_in_shared);
-  if (bytes <= limit) {
-    static const bool attribute_set = [limit] {
-      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(larft_blocked_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(limit)));
-      return true;
-    }();
-    (void)attribute_set;
-    larft_blocked_kernel<T><<<1, kLarftBlockThreads, bytes, stream>>>(gram, ldg, tau, wi, t, ldt, t_in_shared ? 1 : 0,
-                                                                      gram_in_shared ? 1 : 0);
+  static const bool attributes_set = [limit] {
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(larft_tiled_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(limit)));
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(larft_blocked_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(limit)));
+    return true;
+  }();
+  (void)attributes_set;
+  const bool gram_in_shared = larft_blocked_bytes<T>(wi, true) <= limit;
+  if (larft_tiled_bytes<T>(wi) <= limit) {
+    larft_tiled_kernel<T><<<1, kLarftTiledThreads, larft_tiled_bytes<T>(wi), stream>>>(gram, ldg, tau, wi, t, ldt);
+  } else if (larft_blocked_bytes<T>(wi, gram_in_shared) <= limit) {
+    larft_blocked_kernel<T><<<1, kLarftBlockThreads, larft_blocked_bytes<T>(wi, gram_in_shared), stream>>>(
+        gram, ldg, tau, wi, t, ldt, gram_in_shared ? 1 : 0);
   } else {
     const int threads = static_cast<int>((w + 31) / 32 * 32);
     larft_kernel<T><<<1, threads, 0, stream>>>(gram, ldg, tau, static_cast<int>(w), t, ldt);

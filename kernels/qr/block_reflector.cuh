@@ -22,8 +22,9 @@ void launch_zero_filled_reflectors(const double* panel, std::int64_t ldp, std::i
 // t (w × w, ldt >= w) ← larft's T for reflectors with Gram matrix gram = VᵀV (w × w, ldg >= w; only
 // the strictly upper part is read) and scalars tau (w), all on the device; zeros below the
 // diagonal. The recurrence T(0:i, i) = −tau_i · T(0:i, 0:i) · gram(0:i, i), T(i, i) = tau_i, by
-// 16 × 16 diagonal blocks merged pairwise in shared memory where that fits (w = 128 takes 80 KiB
-// in FP32, 160 KiB in FP64), else column by column with a thread per row; one block either way.
+// 16 × 16 diagonal blocks merged pairwise: in shared memory with T and G together where they
+// fit (w <= 208 in FP32, 144 in FP64 with Hopper's 227 KiB), else T built in place in `t`, else
+// (no room for the merges' scratch) column by column with a thread per row; one block each way.
 // Throws std::invalid_argument for w > kMaxLarftWidth.
 void launch_larft_from_gram(const float* gram, std::int64_t ldg, const float* tau, std::int64_t w, float* t,
                             std::int64_t ldt, cudaStream_t stream);
