@@ -89,6 +89,26 @@ TEST_F(DenseQrGpu, ReflectorKernelsMatchHost) {
   check_kernels<double>(600, 512, stream_);
 }
 
+// The columns right of the panel follow V unchanged (reflector_block's [V C]).
+TEST_F(DenseQrGpu, ZeroFilledCopiesTheNextColumns) {
+  const std::int64_t rows = 300, w = 40, copy = 24, ld = rows + 5;
+  HostMatrix<double> a(ld, w + copy);
+  fill_uniform(a.view(), 9);
+  std::vector<double> panel(a.data(), a.data() + ld * (w + copy));
+  auto dpanel = upload(panel, stream_);
+  DeviceBuffer<double> dv(static_cast<std::size_t>(rows * (w + copy)));
+  GPUFACT_CUDA_CHECK(cudaMemsetAsync(dv.data(), 0xff, dv.bytes(), stream_));
+  kernels::launch_zero_filled_reflectors(dpanel.data(), ld, rows, w, dv.data(), rows, stream_, copy);
+  const auto v = download(dv.data(), static_cast<std::size_t>(rows * (w + copy)), stream_);
+  for (std::int64_t j = 0; j < w + copy; ++j)
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const double want = j >= w || i > j ? panel[i + j * ld] : (i == j ? 1.0 : 0.0);
+      ASSERT_EQ(v[i + j * rows], want) << i << ", " << j;
+    }
+  EXPECT_THROW(kernels::launch_zero_filled_reflectors(dpanel.data(), ld, rows, w, dv.data(), rows, stream_, -1),
+               std::invalid_argument);
+}
+
 struct Checked {
   double r_vs_host = 0, tau_vs_host = 0, factorization = 0, orthogonality = 0;
 };

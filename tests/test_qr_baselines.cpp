@@ -169,6 +169,14 @@ TEST(QrMethods, TableNamesFlopsAndOpenblasRun) {
   EXPECT_TRUE(static_cast<bool>(qr_method<double>("householder_cluster").unsupported));  // too tall for a cluster
   EXPECT_EQ(qr_method<float>("caqr").max_width, 0);
   EXPECT_THROW(qr_method<float>("nope"), std::invalid_argument);
+  // The nb axis reaches the methods with a panel width; the others skip when it is set.
+  for (const auto& m : qr_methods<float>())
+    EXPECT_EQ(static_cast<bool>(m.prepare_nb), m.name == "householder_cluster") << m.name;
+  for (const char* key : {"anderson10.fig8", "anderson10.fig9"}) {
+    const AxisSpec* nb = experiment_catalog().find(key)->axis("nb");
+    ASSERT_NE(nb, nullptr) << key;
+    EXPECT_EQ(nb->defaults, "0") << key << ": each method's own width unless asked";
+  }
   EXPECT_DOUBLE_EQ(qr_explicit_flops(8192, 64), 2 * (2.0 * 8192 * 64 * 64 - 2.0 * 64 * 64 * 64 / 3));
   const auto& openblas = qr_method<float>("openblas");
   EXPECT_FALSE(openblas.needs.gpu);

@@ -365,8 +365,10 @@ bool Case::measure(const MeasureSpec& spec) {
       ->Unit(benchmark::kMicrosecond);
   if (fixed_iterations)
     bench->Iterations(*fixed_iterations);  // Google Benchmark refuses a warm-up time with it
-  else
+  else if (opt.min_time_s > 0)
     bench->MinTime(opt.min_time_s)->MinWarmUpTime(warmup_s);
+  else
+    bench->Iterations(1);  // no minimum time: a sample is one call (Google Benchmark aborts on MinTime(0))
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();
   if (failure) std::rethrow_exception(failure);

@@ -61,13 +61,17 @@ struct QrDriver {
 
   T* at(std::int64_t i, std::int64_t j) const { return d + i + j * ld; }
   T* t_of(const QrStep& s) const { return ws.t_factors.data() + s.j0 * ws.widest; }
-  T* slot(std::size_t i) const { return ws.reflectors.data() + static_cast<std::int64_t>(i % 3) * m * ws.widest; }
+  // V of step i (and, while its T is formed, the next panel's columns beside it): 2·widest wide.
+  T* slot(std::size_t i) const {
+    return ws.reflectors.data() + static_cast<std::int64_t>(i % 3) * m * 2 * ws.widest;
+  }
 
   // C (rows [s.j0, m) × cols [c0, c1)) ← (I − V T Vᵀ)ᵀ C (transpose) or (I − V T Vᵀ) C with the
   // zero-filled V in `v` (ld m − s.j0): three GEMMs on stream `st` with its own handle and work,
-  // timed as update GEMMs unless `inside_panel` (a panel's halves, timed with the panel).
+  // timed as update GEMMs unless `inside_panel` (a panel's halves, timed with the panel). `vtc`:
+  // VᵀC already formed (w × cols, ld w; reflector_block's), so two GEMMs.
   void apply(const QrStep& s, const T* v, std::int64_t c0, std::int64_t c1, bool transpose, cudaStream_t st,
-             bool inside_panel = false) {
+             bool inside_panel = false, const T* vtc = nullptr) {
     const std::int64_t rows = m - s.j0, cols = c1 - c0, w = s.j1 - s.j0;
     if (rows <= 0 || cols <= 0 || w <= 0) return;
     cublasHandle_t blas = st == sp ? ws.panel_blas.get() : ws.update_blas.get();
@@ -75,8 +79,9 @@ struct QrDriver {
     T* w2 = w1 + ws.widest * n;
     const double r = static_cast<double>(rows), c = static_cast<double>(cols), b = static_cast<double>(w);
     GpuPhase phase(inside_panel ? nullptr : timer, Phase::gpu_compute, st, 4 * r * c * b + 2 * b * b * c);
-    gemm(blas, Op::T, Op::N, w, cols, rows, T(1), v, rows, at(s.j0, c0), ld, T(0), w1, w, st);
-    gemm(blas, transpose ? Op::T : Op::N, Op::N, w, cols, w, T(1), t_of(s), ws.widest, w1, w, T(0), w2, w, st);
+    if (vtc == nullptr) gemm(blas, Op::T, Op::N, w, cols, rows, T(1), v, rows, at(s.j0, c0), ld, T(0), w1, w, st);
+    gemm(blas, transpose ? Op::T : Op::N, Op::N, w, cols, w, T(1), t_of(s), ws.widest, vtc ? vtc : w1, w, T(0), w2,
+         w, st);
     gemm(blas, Op::N, Op::N, rows, cols, w, T(-1), v, rows, w2, w, T(1), at(s.j0, c0), ld, st);
   }
 
@@ -148,12 +153,13 @@ struct QrDriver {
     const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
     const std::int64_t split = ahead && i + 2 < steps.size() ? steps[i + 2].j1 : rest_begin;
     // (b) the previous step's update of the next panel's columns must be done before they change
-    // again: its first GEMMs, which covered them (the rest of that update may still run).
-    ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
+    // again: its first GEMMs, which covered them (the rest of that update may still run). The
+    // GPU-resident panel waited already, before reading them for lookahead_vtc.
+    if (ws.variant == QrVariant::hybrid) ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
     // (c) the rest needs only V and T: it may start beside the look-ahead (disjoint columns).
     ws.streams.update_after_lookahead();
     if (ahead) {
-      apply(s, slot(i), s.j1, rest_begin, true, sp);
+      apply(s, slot(i), s.j1, rest_begin, true, sp, false, lookahead_vtc);
       if (ws.variant == QrVariant::hybrid) download_next(steps[i + 1]);
     }
     // The panel after next first, so the next look-ahead need not wait for the whole update
@@ -167,6 +173,7 @@ struct QrDriver {
     }
   }
 
+  const T* lookahead_vtc = nullptr;  // VᵀC of the current step's look-ahead (GPU-resident)
   T* host_a = nullptr;
   std::int64_t host_lda = 0;
   void download_next(const QrStep& s) {
@@ -176,12 +183,15 @@ struct QrDriver {
   }
 
   // The zero-filled V of the factored columns [s.j0, s.j1) into `v` (ld m − s.j0) and their T at
-  // t_of(s): Gram matrix VᵀV, then larft's recurrence.
-  void reflector_block(const QrStep& s, const T* d_tau, T* v) {
+  // t_of(s): Gram matrix VᵀV, then larft's recurrence. With `next` > 0 the next columns C, which
+  // must be up to date, are copied beside V, and the one GEMM Vᵀ[V C] also gives VᵀC, the first
+  // product of applying the block to C; returned (w × next, ld w), else null.
+  const T* reflector_block(const QrStep& s, const T* d_tau, T* v, std::int64_t next = 0) {
     const std::int64_t rows = m - s.j0, w = s.j1 - s.j0;
-    kernels::launch_zero_filled_reflectors(at(s.j0, s.j0), ld, rows, w, v, rows, sp);
-    dev::gemm<T>(ws.panel_blas, Op::T, Op::N, w, w, rows, T(1), v, rows, v, rows, T(0), ws.gram.data(), w);
+    kernels::launch_zero_filled_reflectors(at(s.j0, s.j0), ld, rows, w, v, rows, sp, next);
+    dev::gemm<T>(ws.panel_blas, Op::T, Op::N, w, w + next, rows, T(1), v, rows, v, rows, T(0), ws.gram.data(), w);
     kernels::launch_larft_from_gram(ws.gram.data(), w, d_tau + s.j0, w, t_of(s), ws.widest, sp);
+    return next > 0 ? ws.gram.data() + w * w : nullptr;
   }
 
   // geqrf of columns [j0, j1) (rows j0..m) on the panel stream by the cluster kernel: a leaf if
@@ -202,8 +212,8 @@ struct QrDriver {
     const std::int64_t leaves = (w + leaf - 1) / leaf, half = leaf * ((leaves + 1) / 2);
     const QrStep first{j0, j0 + half};
     factor_panel_cluster(first.j0, first.j1, d_tau, v);
-    reflector_block(first, d_tau, v);
-    apply(first, v, first.j1, j1, true, sp, true);
+    const T* vtc = reflector_block(first, d_tau, v, j1 - first.j1);
+    apply(first, v, first.j1, j1, true, sp, true, vtc);
     factor_panel_cluster(first.j1, j1, d_tau, v);
   }
 
@@ -219,7 +229,11 @@ struct QrDriver {
           factor_panel_cluster(s.j0, s.j1, d_tau, slot(i));
         else
           dev::geqrf<T>(ws.solver, m - s.j0, s.j1 - s.j0, at(s.j0, s.j0), ld, d_tau + s.j0, ws.solver_ws);
-        reflector_block(s, d_tau, slot(i));
+        // The next panel's columns as the previous update leaves them (its first GEMMs), so that
+        // the GEMM forming T also gives the look-ahead's VᵀC.
+        ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
+        const bool ahead = ws.options.lookahead && i + 1 < steps.size();
+        lookahead_vtc = reflector_block(s, d_tau, slot(i), ahead ? steps[i + 1].j1 - s.j1 : 0);
       }
       enqueue_updates(i);
     }
@@ -293,7 +307,7 @@ double qr_flops(std::int64_t m, std::int64_t n) {
 std::size_t qr_device_bytes(std::int64_t m, std::int64_t n, const QrOptions& o, QrVariant variant,
                             std::size_t element_bytes) {
   const std::int64_t b = widest_of(qr_widths(o, n));
-  const std::int64_t elements = m * n + 3 * m * b + b * n + b * b + n + 4 * b * n;
+  const std::int64_t elements = m * n + 6 * m * b + b * n + 2 * b * b + n + 4 * b * n;
   std::size_t bytes = static_cast<std::size_t>(elements) * element_bytes + (std::size_t{128} << 20);  // cuBLAS x2
   if (variant == QrVariant::gpu_resident)
     bytes += static_cast<std::size_t>(m * b) * element_bytes + (std::size_t{64} << 20);  // cuSOLVER geqrf
@@ -310,9 +324,9 @@ QrWorkspace<T>::QrWorkspace(std::int64_t m_, std::int64_t n_, const QrOptions& o
   widest = widest_of(options.widths);
   auto count = [](std::int64_t e) { return static_cast<std::size_t>(std::max<std::int64_t>(e, 1)); };
   matrix = DeviceBuffer<T>(count(m * n));
-  reflectors = DeviceBuffer<T>(count(3 * m * widest));
+  reflectors = DeviceBuffer<T>(count(3 * m * 2 * widest));
   t_factors = DeviceBuffer<T>(count(widest * n));
-  gram = DeviceBuffer<T>(count(widest * widest));
+  gram = DeviceBuffer<T>(count(2 * widest * widest));
   tau = DeviceBuffer<T>(count(n));
   panel_work = DeviceBuffer<T>(count(2 * widest * n));
   update_work = DeviceBuffer<T>(count(2 * widest * n));

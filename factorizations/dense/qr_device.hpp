@@ -68,9 +68,10 @@ class QrWorkspace {
   QrVariant variant;
   std::vector<QrStep> steps;
   DeviceBuffer<T> matrix;      // hybrid: the device copy; GPU-resident: for calls from host memory
-  DeviceBuffer<T> reflectors;  // three slots of m × widest: zero-filled V of panels i .. i + 2
+  DeviceBuffer<T> reflectors;  // three slots of m × 2·widest: zero-filled V of panels i .. i + 2
+                               // (and the next panel's columns beside V while T is formed)
   DeviceBuffer<T> t_factors;   // widest × n (ld widest): T of the panel starting at column j, at column j
-  DeviceBuffer<T> gram;        // widest × widest: VᵀV of the GPU-resident panel
+  DeviceBuffer<T> gram;        // widest × 2·widest: Vᵀ[V C] of the GPU-resident panel
   DeviceBuffer<T> tau;         // n: GPU-resident calls from host memory
   DeviceBuffer<T> panel_work, update_work;  // 2 · widest · n each: W = VᵀC and TᵀW per stream
   DeviceBuffer<unsigned long long> first_nonfinite;

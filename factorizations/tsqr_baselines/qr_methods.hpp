@@ -65,6 +65,8 @@ struct QrMethod {
   std::int64_t max_width = 0;  // widest n the method factors (0: any)
   // Why the method does not run at m × n (empty: it does); asked only where a GPU is present.
   std::function<std::string(std::int64_t m, std::int64_t n)> unsupported;
+  // Methods with a panel width: the plan at width nb >= 1 (the `nb` axis; prepare picks its own).
+  std::function<std::unique_ptr<QrPlan<T>>(std::int64_t m, std::int64_t n, std::int64_t nb)> prepare_nb;
 };
 
 // The table, in display order.

@@ -2,6 +2,7 @@
 
 #include "core/cuda/check.hpp"
 #include "core/cuda/device.hpp"
+#include "kernels/common/vec16.cuh"
 
 #include <algorithm>
 #include <cstddef>
@@ -11,17 +12,17 @@
 namespace gpufact::kernels {
 namespace {
 
-unsigned grid_for(std::int64_t count, int threads) {
-  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((count + threads - 1) / threads, 65535 * 8)));
-}
-
+// Columns on the grid's y, rows on x (no division per entry); columns from w on are copied as
+// they are.
 template <class T>
-__global__ void zero_filled_kernel(const T* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w, T* v,
-                                   std::int64_t ldv) {
-  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < rows * w;
-       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = idx % rows, j = idx / rows;
-    v[i + j * ldv] = i > j ? panel[i + j * ldp] : (i == j ? T(1) : T(0));
+__global__ void zero_filled_kernel(const T* __restrict__ panel, std::int64_t ldp, std::int64_t rows, std::int64_t w,
+                                   std::int64_t cols, T* __restrict__ v, std::int64_t ldv) {
+  for (std::int64_t j = blockIdx.y; j < cols; j += gridDim.y) {
+    const T* src = panel + j * ldp;
+    T* dst = v + j * ldv;
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+      dst[i] = i > j || j >= w ? src[i] : (i == j ? T(1) : T(0));
   }
 }
 
@@ -133,14 +134,17 @@ __global__ void __launch_bounds__(kLarftBlockThreads)
   }
 }
 
-// The same T by the same blocks and merges, tiled for speed where T and the Gram matrix fit shared
-// memory together: one (wp × wp + 1) array, wp = w rounded up to 16, holds T on and above its
-// diagonal and G's strict upper triangle transposed below it (G(i, j), i < j, at (j, i)); rows and
-// columns past w are zero (τ = 0 there gives zero columns of T). A warp builds each 16 × 16 diagonal
-// block with the block's rows in registers (16 dependent steps, G broadcast from shared memory);
-// each merge is two small products in 4 × 4 register tiles. The untiled merges (one entry per
-// thread, a shared-memory load per multiply-add) and τ re-read from memory per column took 19 µs
-// for w = 64 and 53 µs for w = 128 on an H100.
+// The same T by the same blocks and merges, tiled, where T and the Gram matrix fit shared memory
+// together: one (wp × wp + 4) array, wp = w rounded up to 16, holds T on and above its diagonal
+// and G's strict upper triangle transposed below it (G(i, j), i < j, at (j, i)); rows and columns
+// past w are zero (τ = 0 there gives zero columns of T). A warp builds each 16 × 16 diagonal block
+// with the block's rows in registers (16 dependent steps, G broadcast from shared memory). Each
+// merge is Y = T_A·G_AB, then T_AB = −Y·T_B, in 4 × 4 register tiles whose four rows of the left
+// operand are one 16-byte load (columns of T_A and of Y, and G_AB's rows, are contiguous; ld is a
+// multiple of 4); the right operand's four entries are the same for a warp's lanes but two. It is
+// latency-bound: with a tile per thread, the top merge's 64-step tiles ran on 8 of the 16 warps
+// while the others waited at the barrier (ncu, H100: 11.5 µs for w = 64, 31 µs for w = 128; the
+// untiled merges with a load per multiply-add and τ re-read from memory took 19 and 53 µs).
 constexpr int kLarftTiledThreads = 512;
 
 __host__ __device__ inline int larft_padded(int w) {
@@ -148,41 +152,43 @@ __host__ __device__ inline int larft_padded(int w) {
 }
 // Pairs [A B] at merge level `size` (the last B may be narrower).
 __host__ __device__ inline int larft_pairs(int wp, int size) { return (wp - size + 2 * size - 1) / (2 * size); }
-// X of a level: each pair's size × bw block, ld size + 1.
-__host__ __device__ inline int larft_tiled_x_elements(int wp) {
-  int x = 0;
+// Y of a level: each pair's size × bw block, ld size + 4.
+__host__ __device__ inline int larft_tiled_y_elements(int wp) {
+  int y = 0;
   for (int size = kLarftDiagonal; size < wp; size *= 2) {
     const int pairs = larft_pairs(wp, size), last_b = (2 * pairs - 1) * size;
-    x = max(x, (pairs - 1) * size * (size + 1) + min(size, wp - last_b) * (size + 1));
+    y = max(y, ((pairs - 1) * size + min(size, wp - last_b)) * (size + 4));
   }
-  return x;
+  return y;
 }
 template <class T>
 std::size_t larft_tiled_bytes(int w) {
   const auto wp = static_cast<std::size_t>(larft_padded(w));
-  return (wp * (wp + 1) + static_cast<std::size_t>(larft_tiled_x_elements(static_cast<int>(wp))) + wp) * sizeof(T);
+  return (wp * (wp + 4) + static_cast<std::size_t>(larft_tiled_y_elements(static_cast<int>(wp))) + wp) * sizeof(T);
 }
 
 template <class T>
-__global__ void __launch_bounds__(kLarftTiledThreads)
+__global__ void __launch_bounds__(kLarftTiledThreads, 1)
     larft_tiled_kernel(const T* __restrict__ gram, std::int64_t ldg, const T* __restrict__ tau, int w,
                        T* __restrict__ t, std::int64_t ldt) {
   extern __shared__ __align__(16) unsigned char larft_smem[];
-  const int wp = larft_padded(w), ld = wp + 1;
+  const int wp = larft_padded(w), ld = wp + 4;
   T* m = reinterpret_cast<T*>(larft_smem);
-  T* x = m + wp * ld;
-  T* taus = x + larft_tiled_x_elements(wp);
+  T* y = m + wp * ld;
+  T* taus = y + larft_tiled_y_elements(wp);
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
-  for (int idx = tid; idx < wp * wp; idx += kLarftTiledThreads) {
-    const int i = idx % wp, j = idx / wp;
-    if (i < j) m[j + i * ld] = j < w ? gram[i + j * ldg] : T(0);
+  constexpr int kWarps = kLarftTiledThreads / 32;
+  // A warp per column, a lane per row (no division per entry).
+  for (int j = warp; j < wp; j += kWarps) {
+#pragma unroll 4
+    for (int i = lane; i < j; i += 32) m[j + i * ld] = j < w ? gram[i + j * ldg] : T(0);
   }
   for (int i = tid; i < wp; i += kLarftTiledThreads) taus[i] = i < w ? tau[i] : T(0);
   __syncthreads();
 
   // Diagonal blocks: lane r holds row p + r of the block's T; column i is
   // T(r, i) = −τ_i Σ_{k<i} T(r, k) G(k, i) for r < i (T(r, k) = 0 for k < r), τ_i on the diagonal.
-  for (int p = warp * kLarftDiagonal; p < wp; p += kLarftTiledThreads / 32 * kLarftDiagonal) {
+  for (int p = warp * kLarftDiagonal; p < wp; p += kWarps * kLarftDiagonal) {
     T row[kLarftDiagonal];
 #pragma unroll
     for (int i = 0; i < kLarftDiagonal; ++i) {
@@ -200,21 +206,75 @@ __global__ void __launch_bounds__(kLarftTiledThreads)
   }
   __syncthreads();
 
-  // Merges: pairs A = [a0, a0 + size), B = [b0, b0 + bw), X = G_AB·T_B, then T_AB = −T_A·X. A thread
-  // owns a 4 × 4 tile; below T's diagonal the array holds G, so the tile's diagonal 4 × 4 block of
-  // T_B (in X) and of T_A (in T_A·X) is masked.
+  // Merges: pairs A = [a0, a0 + size), B = [b0, b0 + bw). Two neighbouring lanes own a 4 × 4 tile
+  // (rows r0.., columns c0..), each summing half of its k range, and add their halves by a
+  // shuffle; below T's diagonal the array holds G, so the tile's diagonal 4 × 4 block of T_A (in
+  // Y) and of T_B (in T_A·G_AB·T_B) is masked. Tiles come in multiples of 16, so a warp's lanes
+  // run the same iterations.
   for (int size = kLarftDiagonal; size < wp; size *= 2) {
-    const int pairs = larft_pairs(wp, size), side = size / 4, xld = size + 1;
-    const int tiles = pairs * side * side;
-    for (int idx = tid; idx < tiles; idx += kLarftTiledThreads) {
-      const int q = idx / (side * side), r0 = 4 * (idx % side), c0 = 4 * ((idx / side) % side);
-      const int a0 = 2 * q * size, b0 = a0 + size;
-      if (c0 >= min(size, wp - b0)) continue;
+    const int pairs = larft_pairs(wp, size), side = size / 4, yld = size + 4;
+    const int items = 2 * pairs * side * side;
+    const auto tile = [&](int idx, int& q, int& r0, int& c0, int& a0, int& b0) {
+      const int at = idx >> 1;
+      q = at / (side * side);
+      r0 = 4 * (at % side);
+      c0 = 4 * ((at / side) % side);
+      a0 = 2 * q * size;
+      b0 = a0 + size;
+      return c0 < min(size, wp - b0);
+    };
+    const auto add_halves = [](T (&acc)[4][4]) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+#pragma unroll
+        for (int f = 0; f < 4; ++f) acc[e][f] += __shfl_xor_sync(0xffffffffu, acc[e][f], 1);
+    };
+    // Y(r, c) = Σ_{k >= r} T_A(r, k) G(a0 + k, b0 + c)
+    for (int idx = tid; idx < items; idx += kLarftTiledThreads) {
+      int q, r0, c0, a0, b0;
+      const bool valid = tile(idx, q, r0, c0, a0, b0), second = idx & 1;
       T acc[4][4] = {};
       const auto step = [&](int k, bool diagonal) {
         T a[4], b[4];
+        load_vec(&m[(a0 + r0) + (a0 + k) * ld], a);  // T_A(r0.., k)
+        if (diagonal)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) a[e] = m[(b0 + k) + (a0 + r0 + e) * ld];
+          for (int e = 0; e < 4; ++e) a[e] = r0 + e <= k ? a[e] : T(0);
+        load_vec(&m[(b0 + c0) + (a0 + k) * ld], b);  // G(a0 + k, b0 + c0..)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int f = 0; f < 4; ++f) acc[e][f] += a[e] * b[f];
+      };
+      if (valid) {
+        const int mid = r0 + 4 + (size - r0 - 4) / 8 * 4;
+        if (!second) {
+#pragma unroll
+          for (int k = 0; k < 4; ++k) step(r0 + k, true);
+        }
+#pragma unroll 4
+        for (int k = second ? mid : r0 + 4; k < (second ? size : mid); ++k) step(k, false);
+      }
+      add_halves(acc);
+      if (valid && !second) {
+        T* yq = y + q * size * yld;
+#pragma unroll
+        for (int f = 0; f < 4; ++f) {
+          const T column[4] = {acc[0][f], acc[1][f], acc[2][f], acc[3][f]};
+          store_vec(column, &yq[r0 + (c0 + f) * yld]);
+        }
+      }
+    }
+    __syncthreads();
+    // T_AB(r, c) = −Σ_{k <= c} Y(r, k) T_B(k, c)
+    for (int idx = tid; idx < items; idx += kLarftTiledThreads) {
+      int q, r0, c0, a0, b0;
+      const bool valid = tile(idx, q, r0, c0, a0, b0), second = idx & 1;
+      const T* yq = y + q * size * yld;
+      T acc[4][4] = {};
+      const auto step = [&](int k, bool diagonal) {
+        T a[4], b[4];
+        load_vec(&yq[r0 + k * yld], a);
 #pragma unroll
         for (int f = 0; f < 4; ++f) b[f] = !diagonal || k <= c0 + f ? m[(b0 + k) + (b0 + c0 + f) * ld] : T(0);
 #pragma unroll
@@ -222,48 +282,29 @@ __global__ void __launch_bounds__(kLarftTiledThreads)
 #pragma unroll
           for (int f = 0; f < 4; ++f) acc[e][f] += a[e] * b[f];
       };
+      if (valid) {
+        const int mid = c0 / 8 * 4;
 #pragma unroll 4
-      for (int k = 0; k < c0; ++k) step(k, false);
+        for (int k = second ? mid : 0; k < (second ? c0 : mid); ++k) step(k, false);
+        if (second) {
 #pragma unroll
-      for (int k = 0; k < 4; ++k) step(c0 + k, true);
-      T* xq = x + q * size * xld;
+          for (int k = 0; k < 4; ++k) step(c0 + k, true);
+        }
+      }
+      add_halves(acc);
+      if (valid && !second) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-#pragma unroll
-        for (int f = 0; f < 4; ++f) xq[(r0 + e) + (c0 + f) * xld] = acc[e][f];
-    }
-    __syncthreads();
-    for (int idx = tid; idx < tiles; idx += kLarftTiledThreads) {
-      const int q = idx / (side * side), r0 = 4 * (idx % side), c0 = 4 * ((idx / side) % side);
-      const int a0 = 2 * q * size, b0 = a0 + size;
-      if (c0 >= min(size, wp - b0)) continue;
-      const T* xq = x + q * size * xld;
-      T acc[4][4] = {};
-      const auto step = [&](int k, bool diagonal) {
-        T a[4], b[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) a[e] = !diagonal || r0 + e <= k ? m[(a0 + r0 + e) + (a0 + k) * ld] : T(0);
-#pragma unroll
-        for (int f = 0; f < 4; ++f) b[f] = xq[k + (c0 + f) * xld];
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-#pragma unroll
-          for (int f = 0; f < 4; ++f) acc[e][f] += a[e] * b[f];
-      };
-#pragma unroll
-      for (int k = 0; k < 4; ++k) step(r0 + k, true);
-#pragma unroll 4
-      for (int k = r0 + 4; k < size; ++k) step(k, false);
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-#pragma unroll
-        for (int f = 0; f < 4; ++f) m[(a0 + r0 + e) + (b0 + c0 + f) * ld] = -acc[e][f];
+        for (int f = 0; f < 4; ++f) {
+          const T column[4] = {-acc[0][f], -acc[1][f], -acc[2][f], -acc[3][f]};
+          store_vec(column, &m[(a0 + r0) + (b0 + c0 + f) * ld]);
+        }
+      }
     }
     __syncthreads();
   }
-  for (int idx = tid; idx < w * w; idx += kLarftTiledThreads) {
-    const int i = idx % w, j = idx / w;
-    t[i + j * ldt] = i <= j ? m[i + j * ld] : T(0);
+  for (int j = warp; j < w; j += kWarps) {
+#pragma unroll 4
+    for (int i = lane; i < w; i += 32) t[i + j * ldt] = i <= j ? m[i + j * ld] : T(0);
   }
 }
 
@@ -281,10 +322,14 @@ __global__ void identity_columns_kernel(T* a, std::int64_t lda, std::int64_t m, 
 
 template <class T>
 void zero_filled(const T* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w, T* v, std::int64_t ldv,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, std::int64_t copy) {
   if (rows <= 0 || w <= 0) return;
   if (ldv < rows || ldp < rows) throw std::invalid_argument("launch_zero_filled_reflectors: leading dimension < rows");
-  zero_filled_kernel<T><<<grid_for(rows * w, 256), 256, 0, stream>>>(panel, ldp, rows, w, v, ldv);
+  if (copy < 0) throw std::invalid_argument("launch_zero_filled_reflectors: copy = " + std::to_string(copy) + " < 0");
+  const std::int64_t cols = w + copy;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((rows + 255) / 256, 1024)),
+                  static_cast<unsigned>(std::min<std::int64_t>(cols, 65535)));
+  zero_filled_kernel<T><<<grid, 256, 0, stream>>>(panel, ldp, rows, w, cols, v, ldv);
   GPUFACT_CHECK_LAUNCH();
 }
 
@@ -335,12 +380,12 @@ void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, s
 }  // namespace
 
 void launch_zero_filled_reflectors(const float* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w, float* v,
-                                   std::int64_t ldv, cudaStream_t stream) {
-  zero_filled(panel, ldp, rows, w, v, ldv, stream);
+                                   std::int64_t ldv, cudaStream_t stream, std::int64_t copy) {
+  zero_filled(panel, ldp, rows, w, v, ldv, stream, copy);
 }
 void launch_zero_filled_reflectors(const double* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w,
-                                   double* v, std::int64_t ldv, cudaStream_t stream) {
-  zero_filled(panel, ldp, rows, w, v, ldv, stream);
+                                   double* v, std::int64_t ldv, cudaStream_t stream, std::int64_t copy) {
+  zero_filled(panel, ldp, rows, w, v, ldv, stream, copy);
 }
 void launch_larft_from_gram(const float* gram, std::int64_t ldg, const float* tau, std::int64_t w, float* t,
                             std::int64_t ldt, cudaStream_t stream) {

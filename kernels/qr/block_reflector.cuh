@@ -13,11 +13,13 @@ namespace gpufact::kernels {
 // The widest panel launch_larft_from_gram takes (one thread per row of T, one CTA).
 constexpr int kMaxLarftWidth = 1024;
 
-// v (rows × w, ldv >= rows) ← the panel's entries below the diagonal, ones on it, zeros above.
+// v (rows × w, ldv >= rows) ← the panel's entries below the diagonal, ones on it, zeros above;
+// the `copy` columns right of the panel follow unchanged (v then holds [V C], so that one GEMM
+// forms VᵀV and VᵀC together).
 void launch_zero_filled_reflectors(const float* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w, float* v,
-                                   std::int64_t ldv, cudaStream_t stream);
+                                   std::int64_t ldv, cudaStream_t stream, std::int64_t copy = 0);
 void launch_zero_filled_reflectors(const double* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w,
-                                   double* v, std::int64_t ldv, cudaStream_t stream);
+                                   double* v, std::int64_t ldv, cudaStream_t stream, std::int64_t copy = 0);
 
 // t (w × w, ldt >= w) ← larft's T for reflectors with Gram matrix gram = VᵀV (w × w, ldg >= w; only
 // the strictly upper part is read) and scalars tau (w), all on the device; zeros below the

@@ -113,6 +113,12 @@ expect 2 "bad --benchmark_ flag" -- bench host.blas --benchmark_nosuch=1 -o "$tm
 if ls "$tmp"/*.json >/dev/null 2>&1; then
   fail "a refused request left a report behind: $(ls "$tmp"/*.json)"
 fi
+expect 0 "no minimum time: a sample is one call" -- bench --preset ci host.blas -a n=64 --niter 2 --min-time 0 \
+  -o "$tmp/min-time-0.json"
+# The nb axis sets a panel width only where a method has one; the others skip with the reason.
+expect 0 "nb on a method without a panel width" -- bench anderson10.fig8 -a method=openblas -a m=96 -a n=16 \
+  --nb 0,8 --precision s --niter 2 -o "$tmp/fig8-nb.json" &&
+  stdout_has "no panel width to set (nb = 8)" "1 passed"
 
 # --- no GPU: exit 3, one line ----------------------------------------------------------------------
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
