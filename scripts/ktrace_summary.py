@@ -2,11 +2,19 @@
 """Per-kernel totals of a gpufact_ktrace timeline (CSV, optionally .xz).
 
     scripts/ktrace_summary.py TRACE.csv[.xz] [--top N] [--match TEXT] [--streams]
+    scripts/ktrace_summary.py TRACE.csv[.xz] --timeline FROM:TO [--after TEXT] [--match TEXT]
+    scripts/ktrace_summary.py --self-test
 
 Prints, busiest first, each kernel (name cut at its template arguments' first '<' or '('), its
 launches, total and mean GPU time in microseconds and its share of the summed kernel time; memcpy
 and memset entries are grouped by kind. --match keeps only names containing TEXT. --streams
 groups by stream and kernel instead, so the panel and update streams of a look-ahead show apart.
+
+--timeline FROM:TO lists the entries that start FROM..TO microseconds after the trace's first
+entry (or after the last start of a kernel whose name contains --after TEXT, e.g. the input check
+that opens the last timed call), in start order: offset, duration, gap since the stream's
+previous entry ended, stream, grid and name. That shows a critical chain: what runs back to back
+on one stream and where it waits.
 """
 import argparse
 import collections
@@ -37,17 +45,97 @@ def short_name(name: str) -> str:
     return name.strip()
 
 
+def timeline(rows, plain, args) -> int:
+    try:
+        lo, hi = (float(x) for x in args.timeline.split(":"))
+    except ValueError:
+        print(f"--timeline: expected FROM:TO in microseconds, got '{args.timeline}'", file=sys.stderr)
+        return 2
+    rows = sorted(rows, key=lambda r: int(r["start_ns"]))
+    if not rows:
+        print("no entries", file=sys.stderr)
+        return 1
+    names = [short_name(plain[r["name"]]) if r["kind"] == "kernel" else f"{r['kind']} {r['name']}" for r in rows]
+    origin = int(rows[0]["start_ns"])
+    if args.after:
+        starts = [int(r["start_ns"]) for r, n in zip(rows, names) if r["kind"] == "kernel" and args.after in n]
+        if not starts:
+            print(f"--after: no kernel name contains '{args.after}'", file=sys.stderr)
+            return 1
+        origin = starts[-1]
+    print(f"{'start us':>10s} {'dur us':>8s} {'gap us':>8s} {'stream':>6s} {'grid':>6s}  name")
+    stream_end = {}
+    for r, name in zip(rows, names):
+        start, end, stream = int(r["start_ns"]), int(r["end_ns"]), r["stream"]
+        gap = (start - stream_end[stream]) * 1e-3 if stream in stream_end else float("nan")
+        stream_end[stream] = max(end, stream_end.get(stream, end))
+        offset = (start - origin) * 1e-3
+        if offset < lo or offset > hi or (args.match and args.match not in name):
+            continue
+        print(f"{offset:10.1f} {(end - start) * 1e-3:8.1f} {gap:8.1f} {stream:>6s} {r['grid'] or '':>6s}  {name[:70]}")
+    return 0
+
+
+SELF_TEST_TRACE = """kind,start_ns,end_ns,stream,grid,block,shared_bytes,registers,name
+kernel,1000,3000,7,1,256,0,32,"check_kernel"
+kernel,4000,9000,7,16,256,0,64,"panel_kernel<float>(float*)"
+memcpy,9500,10000,7,,,,,"64 bytes, kind 8"
+kernel,5000,20000,8,100,128,0,40,"update_kernel"
+kernel,21000,22000,7,1,256,0,32,"check_kernel"
+kernel,24000,26000,7,16,256,0,64,"panel_kernel<float>(float*)"
+"""
+
+
+def self_test() -> int:
+    import contextlib
+    import io
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.csv")
+        with open(path, "w") as f:
+            f.write(SELF_TEST_TRACE)
+
+        def run(*argv):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                sys.argv = ["ktrace_summary.py", path, *argv]
+                rc = main()
+            return rc, out.getvalue().splitlines()
+
+        rc, lines = run("--top", "2")
+        assert rc == 0 and lines[1].split()[:3] == ["update_kernel", "1", "15.0"], lines
+        assert lines[2].split()[:3] == ["panel_kernel", "2", "7.0"], lines
+        rc, lines = run("--timeline", "0:10", "--after", "check")  # the last check opens the window
+        assert rc == 0 and len(lines) == 3, lines
+        offset, duration, gap = (float(x) for x in lines[2].split()[:3])
+        assert (offset, duration, gap) == (3.0, 2.0, 2.0), lines
+        rc, lines = run("--timeline", "0:100", "--match", "memcpy")
+        assert rc == 0 and len(lines) == 2 and lines[1].split()[:3] == ["8.5", "0.5", "0.5"], lines
+        assert run("--timeline", "x")[0] == 2
+        assert run("--timeline", "0:1", "--after", "nosuch")[0] == 1
+    print("ktrace_summary self-test passed")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--match", default="")
     parser.add_argument("--streams", action="store_true")
+    parser.add_argument("--timeline", default="")
+    parser.add_argument("--after", default="")
     args = parser.parse_args()
     opener = lzma.open if args.trace.endswith(".xz") else open
     with opener(args.trace, "rt", newline="") as f:
         rows = list(csv.DictReader(f))
     plain = demangle(sorted({r["name"] for r in rows if r["kind"] == "kernel"}))
+    if args.timeline:
+        return timeline(rows, plain, args)
     count = collections.Counter()
     total = collections.Counter()
     for row in rows:
