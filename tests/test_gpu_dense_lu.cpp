@@ -15,6 +15,7 @@
 #include "kernels/dense/finite_check.cuh"
 #include "kernels/dense/row_swaps.cuh"
 #include "kernels/dense/transpose.cuh"
+#include "kernels/dense/trsm_unit_lower.cuh"
 
 #include <gtest/gtest.h>
 
@@ -125,6 +126,59 @@ TEST_F(DenseLuGpu, RowSwapsMatchHostBothLayoutsBothPivotSources) {
                std::invalid_argument);
 }
 
+// The panel's unit lower solve against a plain host forward substitution: block edges (h around
+// 16 and 256), partial CTAs of right-hand sides, a leading dimension larger than h, and the values
+// on and above L's diagonal never read (NaN there).
+template <class T>
+void check_trsm_unit_lower(std::int64_t h, std::int64_t nrhs, cudaStream_t s) {
+  SCOPED_TRACE("trsm_unit_lower h = " + std::to_string(h) + ", nrhs = " + std::to_string(nrhs));
+  const std::int64_t ldl = h + 3, ldb = h + 7;
+  HostMatrix<T> l(ldl, h), b(ldb, nrhs);
+  fill_uniform(l.view(), 40 + static_cast<std::uint64_t>(h));
+  fill_uniform(b.view(), 41 + static_cast<std::uint64_t>(nrhs));
+  for (std::int64_t j = 0; j < h; ++j)
+    for (std::int64_t i = 0; i < ldl; ++i) {
+      if (i <= j) l(i, j) = std::numeric_limits<T>::quiet_NaN();
+      else l(i, j) *= T(2) / static_cast<T>(h);  // keeps L⁻¹ bounded
+    }
+  std::vector<T> lv(l.data(), l.data() + ldl * h), bv(b.data(), b.data() + ldb * nrhs), want = bv;
+  for (std::int64_t c = 0; c < nrhs; ++c)
+    for (std::int64_t i = 0; i < h; ++i) {
+      double x = want[static_cast<std::size_t>(i + c * ldb)];
+      for (std::int64_t k = 0; k < i; ++k)
+        x -= static_cast<double>(lv[static_cast<std::size_t>(i + k * ldl)]) *
+             static_cast<double>(want[static_cast<std::size_t>(k + c * ldb)]);
+      want[static_cast<std::size_t>(i + c * ldb)] = static_cast<T>(x);
+    }
+  DeviceBuffer<T> dl(lv.size()), db(bv.size());
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dl.data(), lv.data(), dl.bytes(), cudaMemcpyHostToDevice, s));
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(db.data(), bv.data(), db.bytes(), cudaMemcpyHostToDevice, s));
+  kernels::launch_trsm_unit_lower(dl.data(), ldl, h, db.data(), ldb, nrhs, s);
+  const auto got = download(db.data(), db.size(), s);
+  double err = 0;
+  for (std::int64_t c = 0; c < nrhs; ++c)
+    for (std::int64_t i = 0; i < ldb; ++i) {
+      const auto at = static_cast<std::size_t>(i + c * ldb);
+      if (i >= h) {
+        ASSERT_EQ(got[at], bv[at]) << "row " << i << " below h changed";
+        continue;
+      }
+      err = std::max(err, std::abs(static_cast<double>(got[at]) - static_cast<double>(want[at])));
+    }
+  EXPECT_LT(err, 100 * static_cast<double>(h) * unit_roundoff<T>());
+}
+
+TEST_F(DenseLuGpu, TrsmUnitLowerMatchesForwardSubstitution) {
+  for (auto [h, nrhs] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1, 1}, {15, 3}, {16, 16}, {17, 33}, {100, 8}, {256, 40}, {257, 17}, {512, 512}}) {
+    check_trsm_unit_lower<float>(h, nrhs, stream_);
+    check_trsm_unit_lower<double>(h, nrhs, stream_);
+  }
+  DeviceBuffer<float> x(1);
+  EXPECT_THROW(kernels::launch_trsm_unit_lower(x.data(), 513, 513, x.data(), 513, 1, stream_), std::invalid_argument);
+  EXPECT_THROW(kernels::launch_trsm_unit_lower(x.data(), 4, 5, x.data(), 5, 1, stream_), std::invalid_argument);
+}
+
 TEST_F(DenseLuGpu, FindNonfiniteReportsTheFirst) {
   const std::int64_t m = 300, n = 70;
   std::vector<float> a(m * n, 1.0f);
@@ -198,11 +252,12 @@ void check_hybrid(Shape sh, const std::string& what, const LuOptions& o, cudaStr
 template <class T>
 void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, std::int64_t nb = 64,
                     std::int64_t leaf = 0, UpdateGemm gemm = UpdateGemm::cublas, bool inverse = true,
-                    int panel_sms = 0) {
+                    int panel_sms = 0, PanelSolve panel_solve = PanelSolve::automatic) {
   SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " resident m=" + std::to_string(sh.m) + " n=" +
                std::to_string(sh.n) + (lookahead ? " lookahead" : "") + (from_host ? " host data" : " device data") +
                " nb=" + std::to_string(nb) + " leaf=" + std::to_string(leaf) + " " + update_gemm_entry(gemm).name +
-               (inverse ? " inverse" : " trsm") + " panel_sms=" + std::to_string(panel_sms));
+               (inverse ? " inverse" : " trsm") + " panel_sms=" + std::to_string(panel_sms) +
+               " panel_solve=" + panel_solve_name(panel_solve));
   HostMatrix<T> a(sh.m, sh.n);
   fill_uniform(a.view(), static_cast<std::uint64_t>(sh.m * 5 + sh.n));
   PinnedBuffer<T> work(static_cast<std::size_t>(sh.m * sh.n));
@@ -215,6 +270,7 @@ void check_resident(Shape sh, bool lookahead, bool from_host, cudaStream_t s, st
   o.gemm = gemm;
   o.inverse_trsm = inverse;
   o.panel_sms = panel_sms;
+  o.panel_solve = panel_solve;
   LuResidentWorkspace<T> ws(sh.m, sh.n, o);
   int info = 0;
   PhaseTimer timer;
@@ -271,6 +327,9 @@ TEST_F(DenseLuGpu, GpuResidentRecursivePanel) {
       }
   check_resident<float>({300, 300}, true, false, stream_, 96, 32, UpdateGemm::simt);
   check_resident<float>({300, 300}, true, false, stream_, 64, 0, UpdateGemm::simt);
+  // The panel's solves each way (automatic: FP32 by cuBLAS, FP64 by the kernel).
+  check_resident<float>({300, 200}, true, false, stream_, 128, 16, UpdateGemm::cublas, true, 0, PanelSolve::kernel);
+  check_resident<double>({257, 257}, true, false, stream_, 100, 24, UpdateGemm::cublas, true, 0, PanelSolve::cublas);
 }
 
 // The trailing update kept off panel_sms SMs (a green context): the same factorization.

@@ -72,6 +72,7 @@ LuOptions options_for(Case& c, const std::string& method, std::int64_t n) {
   if (c.point().has("u12")) o.inverse_trsm = c.text("u12") == "inverse";
   if (c.point().has("threads")) o.cpu_threads = static_cast<int>(c.integer("threads"));
   if (c.point().has("panel_sms")) o.panel_sms = static_cast<int>(c.integer("panel_sms"));
+  if (c.point().has("panel_solve")) o.panel_solve = panel_solve_from(c.text("panel_solve"));
   return o;
 }
 
@@ -558,6 +559,10 @@ void register_dense(Registry& registry) {
         cholesky_update_block_axis(),
         cholesky_dataflow_panel_axis(),
         panel_sms_axis(),
+        {.name = "panel_solve", .kind = AxisKind::text,
+         .help = "gpu_resident LU: the panel stream's unit lower solves by gpufact's kernel "
+                 "(kernels/dense/trsm_unit_lower.cuh), by cuBLAS trsm, or auto (the kernel in FP64, cuBLAS in FP32)",
+         .defaults = "auto", .choices = {"auto", "kernel", "cublas"}},
     };
     // Quick: FP32 at the two sizes (n = 4096 and 16384; 37 cases with the Cholesky's dataflow,
     // about three minutes).
@@ -569,6 +574,7 @@ void register_dense(Registry& registry) {
       if (f == "qr" && p.text("panel") != "cusolver" && (p.text("panel") != "cooperative" || m != "gpu_resident"))
         return false;
       if (p.integer("panel_sms") != 0 && m != "gpu_resident") return false;
+      if (p.text("panel_solve") != "auto" && (m != "gpu_resident" || f != "lu")) return false;
       if (f == "lu" && (p.text("panel") == "recursive" || p.text("panel") == "fused" || p.text("panel") == "dataflow"))
         return false;  // Cholesky's diagonal blocks
       if (p.text("factorization") == "cholesky") return cholesky_fig7_applies(p);

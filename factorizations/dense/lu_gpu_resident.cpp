@@ -5,6 +5,7 @@
 #include "factorizations/dense/staging.hpp"
 #include "kernels/dense/finite_check.cuh"
 #include "kernels/dense/row_swaps.cuh"
+#include "kernels/dense/trsm_unit_lower.cuh"
 #include "kernels/lu/panel_coop.cuh"
 #include "kernels/lu/tslu.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
@@ -147,6 +148,17 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     kernels::launch_apply_row_swaps_device(d.at(0, c0), ldda, false, c1 - c0, skip0 - c0, skip1 - c0, l.c0,
                                            ws.ipiv.data() + l.c0, l.c1 - l.c0, strm);
   };
+  // The panel stream's solves (inside the recursive panel, and inv(L11) on the identity): B ←
+  // L⁻¹·B for the unit lower L at (c0, c0), h columns, by kernels/dense/trsm_unit_lower.cuh where L
+  // fits it (cuBLAS trsm ran far below its flops on these blocks), else by cuBLAS.
+  const bool kernel_solve = ws.options.panel_solve == PanelSolve::kernel ||
+                            (ws.options.panel_solve == PanelSolve::automatic && sizeof(T) == 8);
+  auto solve_unit_lower = [&](std::int64_t c0, std::int64_t h, T* bm, std::int64_t ldb, std::int64_t nrhs) {
+    if (kernel_solve && h <= kernels::kTrsmUnitLowerMaxRows)
+      return kernels::launch_trsm_unit_lower(d.at(c0, c0), ldda, h, bm, ldb, nrhs, sp);
+    dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, h, nrhs, T(1), d.at(c0, c0), ldda, bm,
+                 ldb);
+  };
   std::size_t leaf_index = 0;  // infos slot of the next leaf
   // Columns [c0, c1) of panel p.
   auto factor_leaf = [&](const LuStep& p, std::int64_t c0, std::int64_t c1) {
@@ -172,7 +184,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     ++leaf_index;
   };
   // Recursive panel (LuOptions::panel_leaf; volkov08 §5's two levels inside the panel): factor the
-  // left part, bring the right part up to date with it (interchanges, trsm, GEMM), factor the
+  // left part, bring the right part up to date with it (interchanges, solve, GEMM), factor the
   // right part, then apply its interchanges to the left part. Everything on the panel stream.
   // The cooperative leaf interchanges the whole panel itself.
   auto factor_columns = [&](auto&& self, const LuStep& p, std::int64_t c0, std::int64_t c1,
@@ -182,8 +194,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     self(self, p, c0, mid, leaf);
     if (!cooperative)
       for (const auto& l : panel_leaves(c0, mid, leaf)) swap_rows(l, mid, c1, 0, 0, sp);
-    dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, mid - c0, c1 - mid, T(1), d.at(c0, c0),
-                 ldda, d.at(c0, mid), ldda);
+    solve_unit_lower(c0, mid - c0, d.at(c0, mid), ldda, c1 - mid);
     update(c0, mid, mid, c1, sp, false);
     self(self, p, mid, c1, leaf);
     if (!cooperative)
@@ -201,8 +212,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     const std::int64_t w = s.j1 - s.j0;
     if (inverse && s.j1 < n && w > 0) {
       kernels::launch_set_identity<T>(inverse_of(i), nb, w, w, sp);
-      dev::trsm<T>(ws.panel_blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, w, T(1), d.at(s.j0, s.j0), ldda,
-                   inverse_of(i), nb);
+      solve_unit_lower(s.j0, w, inverse_of(i), nb, w);
     }
   };
 
@@ -235,7 +245,7 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     }
     GpuPhase phase(timer, Phase::gpu_u12, strm, static_cast<double>(w) * static_cast<double>(w) * static_cast<double>(cols));
     dev::trsm<T>(blas, Side::left, Uplo::lower, Op::N, Diag::unit, w, cols, T(1), d.at(s.j0, s.j0), ldda,
-                 d.at(s.j0, c0), ldda);
+                 d.at(s.j0, c0), ldda);  // u12 = trsm: cuBLAS, the ablation's baseline (volkov08 Fig. 11)
   };
   auto swap_panel_rows = [&](std::size_t i, std::int64_t c0, std::int64_t c1, cudaStream_t strm) {
     if (c1 <= c0) return;

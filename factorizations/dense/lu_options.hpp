@@ -14,6 +14,10 @@ namespace gpufact::dense {
 // partial pivoting in one thread block cluster holding the leaf on chip (kernels/lu/panel_coop.cuh).
 enum class PanelMethod { cusolver, tournament, cooperative };
 
+enum class PanelSolve { automatic, kernel, cublas };
+const char* panel_solve_name(PanelSolve p);
+PanelSolve panel_solve_from(const std::string& name);  // throws std::invalid_argument
+
 struct LuOptions {
   std::int64_t nb = 64;          // fine panel width (the paper's 64 = its SGEMM block)
   int coarse_factor = 4;         // two-level: a coarse window spans coarse_factor fine panels (even, >= 2)
@@ -34,6 +38,12 @@ struct LuOptions {
   // GPU-resident: the trailing update kept off this many SMs (a green context; rounded up to the
   // device's granularity), which only the panel stream uses; 0: both streams on every SM.
   int panel_sms = 0;
+  // GPU-resident: the panel stream's unit lower solves (inside a recursive panel, and inv(L11) on
+  // the identity) by kernels/dense/trsm_unit_lower.cuh where L fits it, or by cuBLAS trsm.
+  // automatic: the kernel in FP64, cuBLAS in FP32 (same H100, cooperative panels: FP64 LU +4.3% /
+  // +4.6% at n = 8192 / 16384 with the kernel; FP32 −3.3% / even, cuBLAS's FP32 trsm being faster
+  // on these blocks).
+  PanelSolve panel_solve = PanelSolve::automatic;
 };
 
 inline constexpr std::int64_t kTournamentLeaf = 32;

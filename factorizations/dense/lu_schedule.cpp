@@ -40,6 +40,21 @@ PanelMethod panel_method_from(const std::string& name) {
   throw std::invalid_argument("panel = " + name + " is not cusolver, tournament or cooperative");
 }
 
+const char* panel_solve_name(PanelSolve p) {
+  switch (p) {
+    case PanelSolve::kernel: return "kernel";
+    case PanelSolve::cublas: return "cublas";
+    case PanelSolve::automatic: break;
+  }
+  return "auto";
+}
+
+PanelSolve panel_solve_from(const std::string& name) {
+  for (const PanelSolve p : {PanelSolve::automatic, PanelSolve::kernel, PanelSolve::cublas})
+    if (name == panel_solve_name(p)) return p;
+  throw std::invalid_argument("panel_solve = " + name + " is not auto, kernel or cublas");
+}
+
 std::vector<PanelLeaf> panel_leaves(std::int64_t j0, std::int64_t j1, std::int64_t leaf) {
   std::vector<PanelLeaf> out;
   if (j1 <= j0) return out;
@@ -72,6 +87,7 @@ std::string describe(const LuOptions& o) {
   if (o.panel == PanelMethod::tournament) s += " panel=tournament(leaf=" + std::to_string(effective_panel_leaf(o)) + ")";
   if (o.panel == PanelMethod::cooperative) s += " panel=cooperative";
   if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
+  if (o.panel_solve != PanelSolve::automatic) s += std::string(" panel_solve=") + panel_solve_name(o.panel_solve);
   return s;
 }
 
