@@ -230,6 +230,20 @@ TEST_F(DenseQrGpu, OptionsPlansAndZeroColumns) {
   expect_good<double>(QrVariant::gpu_resident, 300, 200, with_nb(32), stream_, true, true);
 }
 
+// Stream-ordered (no NaN check, no synchronization: what householder_cluster captures into a
+// graph) with cooperative panels of one leaf and of two halves: more than three panels, so Q's
+// formation rebuilds the older panels' V and reuses the last three slots.
+TEST_F(DenseQrGpu, StreamOrderedCooperative) {
+  QrOptions o;
+  o.panel = QrPanel::cooperative;
+  o.stream_ordered = true;
+  for (const std::int64_t nb : {64, 128}) {
+    o.nb = nb;
+    expect_good<float>(QrVariant::gpu_resident, 1500, 520, o, stream_, true);
+    expect_good<double>(QrVariant::gpu_resident, 900, 460, o, stream_, true);
+  }
+}
+
 TEST_F(DenseQrGpu, RMatchesCusolver) {
   const std::int64_t n = 512;
   HostMatrix<float> a(n, n);

@@ -68,6 +68,20 @@ class GpuQrBaselines : public GpuTest {
       EXPECT_LE(e.factorization / unit, 10.0) << method << " " << m << "×" << n << " ‖A−QR‖₁/‖A‖₁ = " << e.factorization;
       EXPECT_LE(e.orthogonality / unit, 10.0) << method << " " << m << "×" << n << " ‖I−QᵀQ‖₁ = " << e.orthogonality;
     }
+    // Other outputs: a captured graph must be captured again, not replayed onto the old pointers.
+    DeviceBuffer<T> dq2(dq.size()), dr2(dr.size());
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dq2.data(), 0xFF, dq2.bytes(), stream_));
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dr2.data(), 0xFF, dr2.bytes(), stream_));
+    plan->run(da.data(), m, dq2.data(), m, dr2.data(), n, stream_);
+    EXPECT_EQ(plan->failure(stream_), "");
+    HostMatrix<T> q2(m, n), r2(n, n);
+    download(q2, dq2);
+    download(r2, dr2);
+    if (expect_valid) {
+      const QrErrors e2 = qr_explicit_residual<T>(a.view(), q2.view(), r2.view());
+      EXPECT_LE(e2.factorization / unit, 10.0) << method << " new outputs: ‖A−QR‖₁/‖A‖₁ = " << e2.factorization;
+      EXPECT_LE(e2.orthogonality / unit, 10.0) << method << " new outputs: ‖I−QᵀQ‖₁ = " << e2.orthogonality;
+    }
     return {};
   }
 
