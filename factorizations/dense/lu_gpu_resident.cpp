@@ -52,16 +52,16 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
   const auto steps = lu_schedule(m, n, options);
-  // Each panel's leaf width, once: with panel = cooperative the leaf panel_coop.cuh's
-  // coop_panel_fit_width gives for that panel's height (in registers where it can; a panel_leaf
-  // asked for is cut to what fits), else the one width the options give.
+  // Each panel's leaf width, once: with panel = cooperative what panel_coop.cuh's
+  // coop_panel_fit_width gives for that panel's height and kCooperativeLeaf or the panel_leaf asked
+  // for (in registers where it can, cut to what fits), else the one width the options give.
   for (const auto& s : steps) {
     const std::int64_t width = s.j1 - s.j0;
     if (options.panel != PanelMethod::cooperative) {
       step_leaf.push_back(effective_panel_leaf(options));
       continue;
     }
-    const std::int64_t want = options.panel_leaf > 0 ? std::min(options.panel_leaf, width) : width;
+    const std::int64_t want = std::min(options.panel_leaf > 0 ? options.panel_leaf : kCooperativeLeaf, width);
     const std::int64_t fit = kernels::coop_panel_fit_width(m - s.j0, want, sizeof(T));
     if (fit == 0)
       throw std::invalid_argument("panel = cooperative: an " + std::to_string(m - s.j0) +

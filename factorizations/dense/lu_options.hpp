@@ -33,7 +33,8 @@ struct LuOptions {
   std::int64_t panel_leaf = 0;
   // GPU-resident: the leaf factorization. tournament takes leaves of 8..64 columns (panel_leaf 0:
   // kTournamentLeaf); cooperative takes, per panel, the leaf kernels/lu/panel_coop.cuh's
-  // coop_panel_fit_width gives (in registers where it can; panel_leaf, if set, cut to what fits).
+  // coop_panel_fit_width gives for panel_leaf columns (panel_leaf 0: kCooperativeLeaf), in
+  // registers where it can, cut to what fits.
   PanelMethod panel = PanelMethod::cusolver;
   // GPU-resident: the trailing update kept off this many SMs (a green context; rounded up to the
   // device's granularity), which only the panel stream uses; 0: both streams on every SM.
@@ -47,6 +48,9 @@ struct LuOptions {
 };
 
 inline constexpr std::int64_t kTournamentLeaf = 32;
+// The cooperative leaf's default width: 32 columns beat the widest that fits (64 from n = 8192) by
+// 2–6% at n = 8192 and evened or won at 16384 on H100s, s and d (results/nvidia-h100/lu-leaf-32.json).
+inline constexpr std::int64_t kCooperativeLeaf = 32;
 
 // The leaf width the GPU-resident LU uses: panel_leaf, or kTournamentLeaf for a tournament panel
 // left at 0 (a TSLU leaf is at most 64 wide).
