@@ -61,7 +61,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
       step_leaf.push_back(effective_panel_leaf(options));
       continue;
     }
-    const std::int64_t want = std::min(options.panel_leaf > 0 ? options.panel_leaf : kCooperativeLeaf, width);
+    const std::int64_t want = std::min(effective_panel_leaf(options), width);
     const std::int64_t fit = kernels::coop_panel_fit_width(m - s.j0, want, sizeof(T));
     if (fit == 0)
       throw std::invalid_argument("panel = cooperative: an " + std::to_string(m - s.j0) +

@@ -52,8 +52,9 @@ inline constexpr std::int64_t kTournamentLeaf = 32;
 // 2–6% at n = 8192 and evened or won at 16384 on H100s, s and d (results/nvidia-h100/lu-leaf-32.json).
 inline constexpr std::int64_t kCooperativeLeaf = 32;
 
-// The leaf width the GPU-resident LU uses: panel_leaf, or kTournamentLeaf for a tournament panel
-// left at 0 (a TSLU leaf is at most 64 wide).
+// The leaf width the GPU-resident LU asks for: panel_leaf, or left at 0 kTournamentLeaf for a
+// tournament panel (a TSLU leaf is at most 64 wide) and kCooperativeLeaf for a cooperative one
+// (each panel then cut to what fits), 0 (no recursion) for cuSOLVER.
 std::int64_t effective_panel_leaf(const LuOptions& o);
 const char* panel_method_name(PanelMethod p);
 PanelMethod panel_method_from(const std::string& name);  // throws std::invalid_argument

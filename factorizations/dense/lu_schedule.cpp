@@ -21,8 +21,10 @@ void validate(const LuOptions& o) {
 }
 
 std::int64_t effective_panel_leaf(const LuOptions& o) {
-  if (o.panel == PanelMethod::tournament && o.panel_leaf == 0) return kTournamentLeaf;
-  return o.panel_leaf;
+  if (o.panel_leaf != 0) return o.panel_leaf;
+  if (o.panel == PanelMethod::tournament) return kTournamentLeaf;
+  if (o.panel == PanelMethod::cooperative) return kCooperativeLeaf;
+  return 0;
 }
 
 const char* panel_method_name(PanelMethod p) {

@@ -137,25 +137,26 @@ struct QrDriver {
       copy_block(at(s.j0, s.j0), ld, panel, lda, rows, w, cudaMemcpyHostToDevice, sp);
       copy_block(t_of(s), ws.widest, ws.host_t.data(), w, w, w, cudaMemcpyHostToDevice, sp);
       kernels::launch_zero_filled_reflectors(at(s.j0, s.j0), ld, rows, w, slot(i), rows, sp);
+      // (b) the previous step's update of the next panel's columns must be done before they change
+      // again: its first GEMMs, which covered them (the rest of that update may still run).
+      ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
       enqueue_updates(i);
     }
     ws.streams.panel_after_update();
     copy_block(a, lda, d, ld, m, n, cudaMemcpyDeviceToHost, sp);
   }
 
-  // The updates of step i once its V (slot i) and T are enqueued on the panel stream: the next
-  // panel's columns on the panel stream (then, hybrid, down to the CPU), the rest on the update stream.
-  void enqueue_updates(std::size_t i) {
+  // The updates of step i once its V (slot i) and T are enqueued on the panel stream, and the
+  // panel stream waits for the previous update's first part: the next panel's columns on the panel
+  // stream (then, hybrid, down to the CPU), the rest on the update stream. `lookahead_vtc`: VᵀC of
+  // the next panel's columns, formed already (reflector_block).
+  void enqueue_updates(std::size_t i, const T* lookahead_vtc = nullptr) {
     const auto& steps = ws.steps;
     const QrStep& s = steps[i];
     const bool has_next = i + 1 < steps.size();
     const bool ahead = ws.options.lookahead && has_next;
     const std::int64_t rest_begin = ahead ? steps[i + 1].j1 : s.j1;
     const std::int64_t split = ahead && i + 2 < steps.size() ? steps[i + 2].j1 : rest_begin;
-    // (b) the previous step's update of the next panel's columns must be done before they change
-    // again: its first GEMMs, which covered them (the rest of that update may still run). The
-    // GPU-resident panel waited already, before reading them for lookahead_vtc.
-    if (ws.variant == QrVariant::hybrid) ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
     // (c) the rest needs only V and T: it may start beside the look-ahead (disjoint columns).
     ws.streams.update_after_lookahead();
     if (ahead) {
@@ -173,7 +174,6 @@ struct QrDriver {
     }
   }
 
-  const T* lookahead_vtc = nullptr;  // VᵀC of the current step's look-ahead (GPU-resident)
   T* host_a = nullptr;
   std::int64_t host_lda = 0;
   void download_next(const QrStep& s) {
@@ -223,6 +223,7 @@ struct QrDriver {
     if (!ws.options.stream_ordered) start_nonfinite_check();
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const QrStep& s = steps[i];
+      const T* lookahead_vtc = nullptr;
       {
         GpuPhase phase(timer, Phase::gpu_panel, sp);
         if (ws.options.panel == QrPanel::cooperative)
@@ -231,11 +232,12 @@ struct QrDriver {
           dev::geqrf<T>(ws.solver, m - s.j0, s.j1 - s.j0, at(s.j0, s.j0), ld, d_tau + s.j0, ws.solver_ws);
         // The next panel's columns as the previous update leaves them (its first GEMMs), so that
         // the GEMM forming T also gives the look-ahead's VᵀC.
+        // (b) as in the hybrid loop, before the GEMM that reads them.
         ws.streams.panel_after_update(i > 0 && ws.options.lookahead);
         const bool ahead = ws.options.lookahead && i + 1 < steps.size();
         lookahead_vtc = reflector_block(s, d_tau, slot(i), ahead ? steps[i + 1].j1 - s.j1 : 0);
       }
-      enqueue_updates(i);
+      enqueue_updates(i, lookahead_vtc);
     }
     ws.streams.panel_after_update();
   }

@@ -12,8 +12,13 @@
 namespace gpufact::kernels {
 namespace {
 
-// Columns on the grid's y, rows on x (no division per entry); columns from w on are copied as
-// they are.
+// The column-wise kernels' grid: columns on y, rows on x (no division per entry).
+dim3 column_grid(std::int64_t rows, std::int64_t cols) {
+  return {static_cast<unsigned>(std::min<std::int64_t>((rows + 255) / 256, 1024)),
+          static_cast<unsigned>(std::min<std::int64_t>(cols, 65535))};
+}
+
+// Columns from w on are copied as they are.
 template <class T>
 __global__ void zero_filled_kernel(const T* __restrict__ panel, std::int64_t ldp, std::int64_t rows, std::int64_t w,
                                    std::int64_t cols, T* __restrict__ v, std::int64_t ldv) {
@@ -51,45 +56,33 @@ __global__ void larft_kernel(const T* gram, std::int64_t ldg, const T* tau, int 
 //   T = [T_A  −T_A·G_AB·T_B; 0  T_B]   (the product of two block reflectors),
 // each merge two small products over every thread. The recurrence alone is a chain of w
 // dependent matrix-vector products (47 µs for w = 64 on an H100, with T re-read from memory);
-// by blocks the chain is 16 columns long and the rest runs in parallel. The Gram matrix's upper
-// triangle is copied to shared memory first where it fits (every read of it in the chain was an
-// L2 round trip). For the widths whose T and G fit shared memory together, larft_tiled_kernel.
+// by blocks the chain is 16 columns long and the rest runs in parallel. Only for T too wide for
+// larft_tiled_kernel (its T and G in shared memory); G is then read from L2 (its copy would not
+// fit beside X either).
 constexpr int kLarftBlockThreads = 1024;
 constexpr int kLarftDiagonal = 16;
 
+// Pairs [A B] of w columns at merge level `size` (the last B may be narrower).
+__host__ __device__ inline int larft_pairs(int w, int size) { return (w - size + 2 * size - 1) / (2 * size); }
 // X: the largest level's pairs' size × size blocks.
-__host__ __device__ inline int larft_x_elements(int w) {
-  int x = 0;
-  for (int size = kLarftDiagonal; size < w; size *= 2) x = max(x, (w - size + 2 * size - 1) / (2 * size) * size * size);
-  return x;
-}
-// X, plus a copy of G (w × w) when `with_gram`.
 template <class T>
-std::size_t larft_blocked_bytes(int w, bool with_gram) {
-  return (static_cast<std::size_t>(w) * w * (with_gram ? 1 : 0) + static_cast<std::size_t>(larft_x_elements(w))) *
-         sizeof(T);
+std::size_t larft_blocked_bytes(int w) {
+  int x = 0;
+  for (int size = kLarftDiagonal; size < w; size *= 2) x = max(x, larft_pairs(w, size) * size * size);
+  return static_cast<std::size_t>(x) * sizeof(T);
 }
 
 template <class T>
 __global__ void __launch_bounds__(kLarftBlockThreads)
     larft_blocked_kernel(const T* __restrict__ gram, std::int64_t ldg, const T* __restrict__ tau, int w,
-                         T* __restrict__ t, std::int64_t ldt, int gram_in_shared) {
+                         T* __restrict__ t, std::int64_t ldt) {
   extern __shared__ __align__(16) unsigned char larft_smem[];
-  T* x = reinterpret_cast<T*>(larft_smem);  // G_AB·T_B of a merge's pairs (larft_x_elements)
+  T* x = reinterpret_cast<T*>(larft_smem);  // G_AB·T_B of a merge's pairs (larft_blocked_bytes)
   T* s = t;                                  // T(i, j) at s[i + j·ls], built in place
   const std::int64_t ls = ldt;
-  T* next = x + larft_x_elements(w);
+  const T* g = gram;  // G(i, j) at g[i + j·lg]
+  const std::int64_t lg = ldg;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
-  const T* g = gram;  // G(i, j) at g[i + j·lg]: read where it lies, or its copy's upper triangle
-  std::int64_t lg = ldg;
-  if (gram_in_shared) {
-    for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) {
-      const int i = idx % w, j = idx / w;
-      next[idx] = i < j ? gram[i + j * ldg] : T(0);
-    }
-    g = next;
-    lg = w;
-  }
   for (int idx = tid; idx < w * w; idx += kLarftBlockThreads) s[idx % w + (idx / w) * ls] = T(0);
   __syncthreads();
   for (int p = warp * kLarftDiagonal; p < w; p += kLarftBlockThreads / 32 * kLarftDiagonal) {
@@ -112,7 +105,7 @@ __global__ void __launch_bounds__(kLarftBlockThreads)
   for (int size = kLarftDiagonal; size < w; size *= 2) {
     // Pairs A = [p, p + size), B = [p + size, min(p + 2·size, w)) for p = 0, 2·size, …; X of pair
     // q at x + q·size·size (rows of A by columns of B, ld size).
-    const int pairs = (w - size + 2 * size - 1) / (2 * size);
+    const int pairs = larft_pairs(w, size);
     for (int idx = tid; idx < pairs * size * size; idx += kLarftBlockThreads) {
       const int q = idx / (size * size), r = idx % size, c = (idx / size) % size;
       const int a0 = 2 * q * size, b0 = a0 + size, col = b0 + c;
@@ -150,8 +143,6 @@ constexpr int kLarftTiledThreads = 512;
 __host__ __device__ inline int larft_padded(int w) {
   return (w + kLarftDiagonal - 1) / kLarftDiagonal * kLarftDiagonal;
 }
-// Pairs [A B] at merge level `size` (the last B may be narrower).
-__host__ __device__ inline int larft_pairs(int wp, int size) { return (wp - size + 2 * size - 1) / (2 * size); }
 // Y of a level: each pair's size × bw block, ld size + 4.
 __host__ __device__ inline int larft_tiled_y_elements(int wp) {
   int y = 0;
@@ -327,9 +318,7 @@ void zero_filled(const T* panel, std::int64_t ldp, std::int64_t rows, std::int64
   if (ldv < rows || ldp < rows) throw std::invalid_argument("launch_zero_filled_reflectors: leading dimension < rows");
   if (copy < 0) throw std::invalid_argument("launch_zero_filled_reflectors: copy = " + std::to_string(copy) + " < 0");
   const std::int64_t cols = w + copy;
-  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((rows + 255) / 256, 1024)),
-                  static_cast<unsigned>(std::min<std::int64_t>(cols, 65535)));
-  zero_filled_kernel<T><<<grid, 256, 0, stream>>>(panel, ldp, rows, w, cols, v, ldv);
+  zero_filled_kernel<T><<<column_grid(rows, cols), 256, 0, stream>>>(panel, ldp, rows, w, cols, v, ldv);
   GPUFACT_CHECK_LAUNCH();
 }
 
@@ -341,8 +330,8 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
                                 std::to_string(kMaxLarftWidth));
   if (ldg < w || ldt < w) throw std::invalid_argument("launch_larft_from_gram: leading dimension < w");
   // T and G together in shared memory where they fit (FP32 w <= 208, FP64 w <= 144), else T built
-  // in place by the untiled merges (FP32 w = 256: they then read T from L2, still far from the
-  // column recurrence's w dependent steps) with G copied to shared memory if there is room.
+  // in place by the untiled merges (FP32 w = 256: they then read T and G from L2, still far from
+  // the column recurrence's w dependent steps).
   const auto limit = static_cast<std::size_t>(current_device_shared_optin());
   const int wi = static_cast<int>(w);
   static const bool attributes_set = [limit] {
@@ -353,12 +342,11 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
     return true;
   }();
   (void)attributes_set;
-  const bool gram_in_shared = larft_blocked_bytes<T>(wi, true) <= limit;
   if (larft_tiled_bytes<T>(wi) <= limit) {
     larft_tiled_kernel<T><<<1, kLarftTiledThreads, larft_tiled_bytes<T>(wi), stream>>>(gram, ldg, tau, wi, t, ldt);
-  } else if (larft_blocked_bytes<T>(wi, gram_in_shared) <= limit) {
-    larft_blocked_kernel<T><<<1, kLarftBlockThreads, larft_blocked_bytes<T>(wi, gram_in_shared), stream>>>(
-        gram, ldg, tau, wi, t, ldt, gram_in_shared ? 1 : 0);
+  } else if (larft_blocked_bytes<T>(wi) <= limit) {
+    larft_blocked_kernel<T><<<1, kLarftBlockThreads, larft_blocked_bytes<T>(wi), stream>>>(gram, ldg, tau, wi, t,
+                                                                                          ldt);
   } else {
     const int threads = static_cast<int>((w + 31) / 32 * 32);
     larft_kernel<T><<<1, threads, 0, stream>>>(gram, ldg, tau, static_cast<int>(w), t, ldt);
@@ -371,9 +359,7 @@ void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, s
   if (m <= 0 || j1 <= j0) return;
   if (lda < m) throw std::invalid_argument("launch_set_identity_columns: lda < m");
   const std::int64_t cols = j1 - j0;
-  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>((m + 255) / 256, 1024)),
-                  static_cast<unsigned>(std::min<std::int64_t>(cols, 65535)));
-  identity_columns_kernel<T><<<grid, 256, 0, stream>>>(a, lda, m, j0, cols);
+  identity_columns_kernel<T><<<column_grid(m, cols), 256, 0, stream>>>(a, lda, m, j0, cols);
   GPUFACT_CHECK_LAUNCH();
 }
 
