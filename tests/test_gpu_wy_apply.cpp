@@ -1,5 +1,5 @@
-// Device tests (label gpu) for the compact-WY apply (kernels/qr/wy_apply.cuh), whole-block and
-// split over chunks: on CAQR's first-level blocks (fixed rows, a short last block, 8 … 32
+// Device tests (label gpu) for the compact-WY apply (kernels/qr/wy_apply.cuh), chunked, resident
+// and split over chunks: on CAQR's first-level blocks (fixed rows, a short last block, 8 … 64
 // reflectors) and on a register TSQR's leaves and tree levels (split and gathered rows), Qᵀ and Q
 // agree with the columnwise kernels that apply the same reflectors one at a time; τ = 0 blocks leave C exactly as it was; Q undoes
 // Qᵀ; bad block descriptions are rejected. FP32 and FP64. Skips without a GPU.
@@ -90,6 +90,73 @@ TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
   }
 }
 
+// The resident kernel (FP32, the only one for blocks wider than 32 reflectors) against the
+// columnwise kernels: a short last block whose rows are not a multiple of 4, a partial last
+// column tile, C's columns not 16-byte aligned (ldc = m + 1: the row past m stays as it was),
+// 17 … 32 reflectors on request, and enough blocks (40000 rows) that a thread block takes
+// several column tiles, the last group short. FP64 has no resident kernel: it is refused.
+TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
+  using T = TypeParam;
+  struct Case {
+    std::int64_t m, ldc, cols;
+    int rows, k;
+    kernels::WyApplyKernel kernel;
+  };
+  const auto automatic = kernels::WyApplyKernel::automatic, resident = kernels::WyApplyKernel::resident;
+  const Case cases[] = {{1001, 1002, 70, 256, 64, automatic}, {1001, 1001, 70, 256, 48, automatic},
+                        {40000, 40000, 70, 256, 64, automatic}, {1001, 1002, 33, 256, 24, resident},
+                        {1001, 1001, 70, 256, 32, resident}};
+  for (const Case& cs : cases) {
+    SCOPED_TRACE(std::to_string(cs.m) + " rows, ldc " + std::to_string(cs.ldc) + ", blocks " +
+                 std::to_string(cs.rows) + " x " + std::to_string(cs.k) + ", " + kernels::to_string(cs.kernel));
+    const int shape_cols = cs.k <= 32 ? 32 : 64;
+    const std::int64_t blocks = (cs.m + cs.rows - 1) / cs.rows;
+    DeviceBuffer<T> panel(static_cast<std::size_t>(cs.m * cs.k)), tau(static_cast<std::size_t>(blocks * cs.k));
+    if constexpr (sizeof(T) == 4) {
+      kernels::caqr_prepare_kernels<T>(cs.rows, shape_cols);
+      panel = this->upload(this->random(cs.m, cs.k, 17 + cs.k));
+      kernels::launch_caqr_factor<T>(panel.data(), cs.m, cs.m, cs.k, cs.rows, tau.data(), cs.k, this->stream_);
+    }
+    kernels::WyBlocks<T> b;
+    b.rows = kernels::WyRows::fixed;
+    b.blocks = static_cast<int>(blocks);
+    b.k = cs.k;
+    b.m = cs.m;
+    b.block_rows = cs.rows;
+    b.v = panel.data();
+    b.ldv = cs.m;
+    b.tau = tau.data();
+    b.tau_stride = cs.k;
+    if constexpr (sizeof(T) == 8) {
+      EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, resident).empty());
+      DeviceBuffer<T> t(static_cast<std::size_t>(blocks * kernels::wy_t_entries(cs.k))), c(1);
+      if (cs.k > kernels::wy_max_reflectors<T>()) {
+        EXPECT_THROW(kernels::launch_wy_larft<T>(b, t.data(), this->stream_), std::invalid_argument);
+      }
+      EXPECT_THROW(kernels::launch_wy_apply<T>(b, t.data(), c.data(), cs.m, 1, true, this->stream_, cs.kernel),
+                   std::invalid_argument);
+      continue;
+    } else {
+      ASSERT_EQ(kernels::wy_apply_kernel_problem(b, cs.kernel), "");
+      ASSERT_EQ(kernels::wy_apply_kernel_for(b, cs.kernel), resident);
+      DeviceBuffer<T> t;
+      const auto offsets = this->build_t({b}, t);
+      const auto c = this->random(cs.ldc, cs.cols, 123);
+      for (const bool transpose : {true, false}) {
+        auto expect = this->upload(c), got = this->upload(c);
+        kernels::launch_caqr_apply_qt_h<T>(panel.data(), cs.m, cs.m, cs.k, cs.rows, shape_cols, tau.data(), cs.k,
+                                           expect.data(), cs.ldc, cs.cols, transpose,
+                                           kernels::QtReduction::register_serial, this->stream_);
+        kernels::launch_wy_apply<T>(b, t.data() + offsets[0], got.data(), cs.ldc, cs.cols, transpose, this->stream_,
+                                    cs.kernel);
+        EXPECT_LT(this->difference(this->download(got, cs.ldc, cs.cols), this->download(expect, cs.ldc, cs.cols), 1.0),
+                  kTolerance)
+            << (transpose ? "Qᵀ" : "Q");
+      }
+    }
+  }
+}
+
 // The register TSQR's leaves (split rows) and tree levels (rows gathered from the children's
 // leaves): Qᵀ applied leaves first, then the levels upwards; Q the other way.
 TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
@@ -122,17 +189,25 @@ TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
       auto expect = this->upload(c), got = this->upload(c);
       kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), expect.data(), sh.m, cols, tree,
                                              transpose, this->stream_);
-      auto split = this->upload(c);
+      auto split = this->upload(c), resident = this->upload(c);
       for (std::size_t q = 0; q < levels.size(); ++q) {
         const std::size_t l = transpose ? q : levels.size() - 1 - q;
         kernels::launch_wy_apply<T>(levels[l], t.data() + offsets[l], got.data(), sh.m, cols, transpose, this->stream_);
         kernels::launch_wy_apply_split<T>(levels[l], split.data(), sh.m, cols, transpose, workspace.data(),
                                           this->stream_);
+        // The leaves (split rows) on the resident kernel where it takes them.
+        const bool on_resident =
+            kernels::wy_apply_kernel_problem(levels[l], kernels::WyApplyKernel::resident).empty();
+        kernels::launch_wy_apply<T>(levels[l], t.data() + offsets[l], resident.data(), sh.m, cols, transpose,
+                                    this->stream_,
+                                    on_resident ? kernels::WyApplyKernel::resident : kernels::WyApplyKernel::automatic);
       }
       const auto want = this->download(expect, sh.m, cols);
       EXPECT_LT(this->difference(this->download(got, sh.m, cols), want, 1.0), kTolerance) << (transpose ? "Qᵀ" : "Q");
       EXPECT_LT(this->difference(this->download(split, sh.m, cols), want, 1.0), kTolerance)
           << (transpose ? "Qᵀ" : "Q") << ", split";
+      EXPECT_LT(this->difference(this->download(resident, sh.m, cols), want, 1.0), kTolerance)
+          << (transpose ? "Qᵀ" : "Q") << ", resident leaves";
     }
   }
 }
@@ -187,8 +262,21 @@ TYPED_TEST(GpuWyApply, RejectsMalformedBlocks) {
   b.tau = tau.data();
   b.tau_stride = 8;
   auto bad = b;
-  bad.k = 33;
+  bad.k = kernels::wy_max_reflectors<T>() + 1;
   EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_), std::invalid_argument);
+  bad = b;  // the chunked and split applies stop at 32 reflectors, the resident one at 256 rows
+  bad.k = 33;
+  EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_,
+                                           kernels::WyApplyKernel::chunked),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::launch_wy_apply_split<T>(bad, c.data(), 1024, 1, true, t.data(), this->stream_),
+               std::invalid_argument);
+  bad = b;
+  bad.blocks = 2;
+  bad.block_rows = 512;
+  EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_,
+                                           kernels::WyApplyKernel::resident),
+               std::invalid_argument);
   bad = b;
   bad.k = 0;
   EXPECT_THROW(kernels::launch_wy_larft<T>(bad, t.data(), this->stream_), std::invalid_argument);

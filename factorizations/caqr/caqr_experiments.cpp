@@ -84,9 +84,12 @@ void run_kernels_typed(Case& c) {
   // compact_wy: the factor kernel's limits are the shape's (register_serial stands in for them).
   const auto reduction = wy ? QtReduction::register_serial : qt_reduction_from(c.text("reduction"));
   if (const auto why = kernels::caqr_shape_problem<T>(shape.rows, shape.cols, reduction); !why.empty()) c.skip(why);
-  if (wy && shape.cols > kernels::kWyMaxReflectors)
-    c.skip("compact_wy applies blocks of at most " + std::to_string(kernels::kWyMaxReflectors) + " reflectors; " +
-           shape.label() + " has " + std::to_string(shape.cols));
+  if (wy && shape.cols > kernels::wy_max_reflectors<T>())
+    c.skip("compact_wy applies blocks of at most " + std::to_string(kernels::wy_max_reflectors<T>()) +
+           " reflectors in this precision; " + shape.label() + " has " + std::to_string(shape.cols));
+  const auto wy_kernel = kernels::wy_apply_kernel_from(c.text("wy_kernel"));
+  if (!wy && wy_kernel != kernels::WyApplyKernel::automatic)
+    c.skip("wy_kernel chooses the compact_wy apply's kernel; " + c.text("reduction") + " has none");
   const std::int64_t rows = c.integer("rows"), cols = c.integer("cols"), w = shape.cols;
   const std::int64_t blocks = (rows + shape.rows - 1) / shape.rows;
   const std::int64_t col_tiles = (cols + w - 1) / w;
@@ -129,6 +132,8 @@ void run_kernels_typed(Case& c) {
     wy_blocks.ldv = rows;
     wy_blocks.tau = tau.data();
     wy_blocks.tau_stride = w;
+    if (const auto why = kernels::wy_apply_kernel_problem(wy_blocks, wy_kernel); !why.empty()) c.skip(why);
+    c.result().data["wy_kernel"] = kernels::to_string(kernels::wy_apply_kernel_for(wy_blocks, wy_kernel));
     wy_t = DeviceBuffer<T>(static_cast<std::size_t>(blocks * kernels::wy_t_entries(static_cast<int>(w))));
     kernels::prepare_wy_kernels<T>();
     kernels::launch_wy_larft<T>(wy_blocks, wy_t.data(), s);
@@ -146,7 +151,7 @@ void run_kernels_typed(Case& c) {
   // Qᵀ preserves norms, so repeated application keeps the data in range: no restore needed.
   spec.body = [&](std::size_t) {
     if (wy)
-      kernels::launch_wy_apply<T>(wy_blocks, wy_t.data(), target, rows, cols, true, s);
+      kernels::launch_wy_apply<T>(wy_blocks, wy_t.data(), target, rows, cols, true, s, wy_kernel);
     else
       kernels::launch_caqr_apply_qt_h<T>(panel.data(), rows, rows, static_cast<int>(w), shape.rows, shape.cols,
                                          tau.data(), static_cast<int>(w), target, rows, cols, true, reduction, s);
@@ -442,7 +447,12 @@ void register_caqr(Registry& registry) {
               {.name = "rows", .kind = AxisKind::size, .help = "rows of the trailing matrix", .defaults = "1M",
                .quick = "256K", .min = 1, .max = std::int64_t{1} << 26},
               {.name = "cols", .kind = AxisKind::integer, .help = "trailing columns", .defaults = "128", .quick = "64",
-               .min = 1, .max = 8192}};
+               .min = 1, .max = 8192},
+              {.name = "wy_kernel", .kind = AxisKind::text,
+               .help = "compact_wy's kernel: auto (resident above 32 reflectors), chunked (the block's rows through "
+                       "shared memory twice per 64-column tile) or resident (V kept in shared memory, C streamed "
+                       "through; FP32, 17 … 64 reflectors, at most 256 rows)",
+               .defaults = "auto", .choices = {"auto", "chunked", "resident"}}};
     e.needs.gpus = 1;
     e.validate = validate_shape;
     e.run = run_kernels;

@@ -1,6 +1,7 @@
 #include "kernels/qr/wy_apply.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 #include "kernels/common/cp_async.cuh"
 #include "kernels/common/vec16.cuh"
 
@@ -568,11 +569,196 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
   tile.store(m.sc);
 }
 
+// ---- The resident apply: FP32 blocks of at most 256 contiguous rows ---------------------------
+//
+// A thread block per (block, group of column tiles). The block's V (256 × NB, zero-padded) is
+// loaded once and stays in shared memory while C streams through in 256 × 16 tiles: the next
+// tile's copies are issued as soon as the current one's partial sums are added up, and at 106 KB
+// (NB = 64) two thread blocks share an SM, so one computes while the other waits. Per tile:
+// - phase 1, W = VᵀC: the warps split the rows, RS each (NB/32 warps across W's rows); a lane sums
+//   4 × 4 entries of W, four rows a step from 16-byte loads (8 loads per 64 FMAs), skipping rows
+//   where V is zero above its diagonal. The partial sums meet in the C tile's space (each lane has
+//   its phase-3 entries of C in registers by then) and are added up into W;
+// - phase 2, Y = op(T) W: a lane per row of Y and NB/16 columns, each warp skipping T's zero
+//   triangle;
+// - phase 3, C −= V Y: a lane's 4 × 4 entries of C in registers (lanes: 8 row groups × 4 column
+//   groups, so a warp's loads of V and Y are one 128-byte row each), V's zero triangle skipped per
+//   warp, stored straight to global memory.
+struct ResidentShape {
+  static constexpr int chunk = 256, cols = 16;
+  static constexpr int ld = chunk + 4;  // columns four banks apart, 16-byte aligned
+  static_assert(chunk == kThreads, "a thread per row when loading entry by entry");
+};
+constexpr int kResidentMaxRows = ResidentShape::chunk;
+
+// V, the C tile (and the partial sums), W, Y and T (T(i, l) at i + l·(NB + 1): rows and columns
+// of it both read conflict-free).
+template <int NB>
+constexpr std::size_t resident_smem_bytes() {
+  using L = ResidentShape;
+  return sizeof(float) * (static_cast<std::size_t>(NB + L::cols) * L::ld + 2 * NB * L::cols + NB * (NB + 1));
+}
+
+// Where split q's partial sum of W(i, j) lies in the C tile's space: rows of W rotated by column so
+// that phase 1's stores and the sum's loads are both conflict-free.
+template <int NB>
+__device__ __forceinline__ int resident_part(int q, int i, int j) {
+  constexpr int TC = ResidentShape::cols;
+  return (q * TC + j) * NB + (i + 8 * (j % 4) + 2 * (j / 4)) % NB;
+}
+
+template <int NB>
+__global__ void __launch_bounds__(kThreads, 2)
+    wy_apply_resident_kernel(const WyBlocks<float> b, const float* t, float* c, std::int64_t ldc, std::int64_t cols,
+                             int tiles_per_group, bool transpose) {
+  using L = ResidentShape;
+  constexpr int ld = L::ld, TC = L::cols;
+  constexpr int IH = NB / 32, KQ = kWarps / IH, RS = L::chunk / KQ;  // W's row halves, row splits, rows per split
+  constexpr int JP = NB * TC / kThreads;                             // phase 2: columns per lane
+  static_assert(NB % 32 == 0 && KQ * TC * NB <= TC * ld, "the partial sums fit in the C tile");
+  constexpr bool kVecY = JP % 4 == 0;  // phase 2's W and Y rows by 16-byte accesses
+  extern __shared__ __align__(16) unsigned char wy_smem[];
+  float* sv = reinterpret_cast<float*>(wy_smem);
+  float* sc = sv + NB * ld;
+  float* sw = sc + TC * ld;  // W, NB × TC row-major
+  float* sy = sw + NB * TC;  // Y = op(T) W, NB × TC row-major
+  float* st = sy + NB * TC;
+  const int blk = blockIdx.x;
+  const Block<float> x = block_of(b, blk);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+  const bool v_aligned = aligned_16(x.v, b.ldv);
+  load_v_chunk<float, NB, L>(b, x, 0, sv, v_aligned);
+  const float* tb = t + static_cast<std::int64_t>(blk) * NB * NB;
+  for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) st[idx % NB + (idx / NB) * (NB + 1)] = tb[idx];
+
+  const std::int64_t tiles = (cols + TC - 1) / TC;
+  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.y) * tiles_per_group;
+  const std::int64_t end_tile = min(tiles, first_tile + tiles_per_group);
+  float* cb = c + x.first;
+  const bool c_aligned = aligned_16(cb, ldc);
+  const auto columns_in = [&](std::int64_t tile) {
+    return static_cast<int>(min(static_cast<std::int64_t>(TC), cols - tile * TC));
+  };
+  const auto load_tile = [&](std::int64_t tile) {
+    const float* src = cb + tile * TC * ldc;
+    const int nc = columns_in(tile);
+    if (c_aligned) {
+      copy_columns_16<float, TC, L>(sc, src, ldc, x.rows, nc);
+      return;
+    }
+    const int r = threadIdx.x;
+    src += min(r, x.rows - 1);
+#pragma unroll 4
+    for (int j = 0; j < TC; ++j) cp_async_entry(sc + j * ld + r, src + j * ldc, r < x.rows && j < nc);
+  };
+  load_tile(first_tile);
+
+  // Phase 1: rows i of W 32·ih + ig + 8u, columns cg + 4v, over split q's rows.
+  const int ig = lane % 8, cg = lane / 8, ih = warp % IH, q = warp / IH;
+  const int rows4 = (x.rows + 3) & ~3;
+  const int p1_begin = max(RS * q, 32 * ih), p1_end = min(RS * q + RS, rows4);
+  // Phase 2: row i2 of Y, columns j2 … j2 + JP; a warp's rows are 32·ih … 32·ih + 31.
+  const int i2 = threadIdx.x % NB, j2 = JP * (threadIdx.x / NB);
+  const int p2_begin = transpose ? 0 : 32 * ih, p2_end = transpose ? 32 * ih + 32 : NB;
+  // Phase 3: rows 4·rg … 4·rg + 3 (a warp's 32 rows meet V's columns up to 32·warp + 31), columns 4·cg ….
+  const int rg = 8 * warp + lane % 8, p3_end = min(NB, 32 * warp + 32);
+
+  for (std::int64_t tile = first_tile; tile < end_tile; ++tile) {
+    cp_async_wait_all();
+    __syncthreads();
+    if (tile == first_tile && v_aligned) fix_v_diagonal<float, NB, L>(x, sv);
+
+    float acc[4][4] = {};
+#pragma unroll 2
+    for (int r = p1_begin; r < p1_end; r += 4) {
+      float4 a[4], y[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) a[u] = *reinterpret_cast<const float4*>(sv + (32 * ih + ig + 8 * u) * ld + r);
+#pragma unroll
+      for (int v = 0; v < 4; ++v) y[v] = *reinterpret_cast<const float4*>(sc + (cg + 4 * v) * ld + r);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          acc[u][v] = fmaf(a[u].w, y[v].w, fmaf(a[u].z, y[v].z, fmaf(a[u].y, y[v].y, fmaf(a[u].x, y[v].x, acc[u][v]))));
+    }
+    float z[4][4];  // z[column][row] of C for phase 3
+#pragma unroll
+    for (int j = 0; j < 4; ++j) load_vec(sc + (4 * cg + j) * ld + 4 * rg, z[j]);
+    __syncthreads();  // the tile's readers are done: the partial sums overwrite it
+#pragma unroll
+    for (int u = 0; u < 4; ++u)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) sc[resident_part<NB>(q, 32 * ih + ig + 8 * u, cg + 4 * v)] = acc[u][v];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < NB * TC; idx += kThreads) {
+      const int i = idx / TC, j = idx % TC;
+      float s = 0.0f;
+#pragma unroll
+      for (int p = 0; p < KQ; ++p) s += sc[resident_part<NB>(p, i, j)];
+      sw[idx] = s;
+    }
+    __syncthreads();
+    if (tile + 1 < end_tile) load_tile(tile + 1);  // lands while phases 2 and 3 run
+
+    {
+      float y[JP] = {};
+#pragma unroll 8
+      for (int l = p2_begin; l < p2_end; ++l) {
+        const float a = transpose ? st[l + i2 * (NB + 1)] : st[i2 + l * (NB + 1)];
+        float w[JP];
+        if constexpr (kVecY) {
+          load_vec(sw + l * TC + j2, w);
+        } else {
+#pragma unroll
+          for (int e = 0; e < JP; ++e) w[e] = sw[l * TC + j2 + e];
+        }
+#pragma unroll
+        for (int e = 0; e < JP; ++e) y[e] = fmaf(a, w[e], y[e]);
+      }
+      if constexpr (kVecY) {
+        store_vec(y, sy + i2 * TC + j2);
+      } else {
+#pragma unroll
+        for (int e = 0; e < JP; ++e) sy[i2 * TC + j2 + e] = y[e];
+      }
+    }
+    __syncthreads();
+
+#pragma unroll 4
+    for (int l = 0; l < p3_end; ++l) {
+      float vl[4], yl[4];
+      load_vec(sv + l * ld + 4 * rg, vl);
+      load_vec(sy + l * TC + 4 * cg, yl);
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) z[j][r] = fmaf(-vl[r], yl[j], z[j][r]);
+    }
+    const int r0 = 4 * rg, nc = columns_in(tile);
+    if (r0 < x.rows) {
+      float* dst = cb + r0 + (tile * TC + 4 * cg) * ldc;
+      const bool whole = c_aligned && r0 + 4 <= x.rows;
+#pragma unroll
+      for (int j = 0; j < 4; ++j, dst += ldc) {
+        if (4 * cg + j >= nc) break;
+        if (whole) {
+          *reinterpret_cast<float4*>(dst) = make_float4(z[j][0], z[j][1], z[j][2], z[j][3]);
+        } else {
+          for (int r = 0; r < 4 && r0 + r < x.rows; ++r) dst[r] = z[j][r];
+        }
+      }
+    }
+  }
+}
+
 template <class T>
 void check_blocks(const WyBlocks<T>& b) {
   const auto bad = [](const std::string& why) { throw std::invalid_argument("compact-WY apply: " + why); };
-  if (b.k < 1 || b.k > kWyMaxReflectors)
-    bad("k = " + std::to_string(b.k) + "; 1 … " + std::to_string(kWyMaxReflectors) + " reflectors per block");
+  if (b.k < 1 || b.k > wy_max_reflectors<T>())
+    bad("k = " + std::to_string(b.k) + "; 1 … " + std::to_string(wy_max_reflectors<T>()) + " reflectors per block in " +
+        (sizeof(T) == 4 ? "FP32" : "FP64"));
   if (b.blocks < 1) bad("no blocks");
   if (!b.v || !b.tau || b.ldv < 1) bad("no reflectors");
   switch (b.rows) {
@@ -593,48 +779,117 @@ void check_blocks(const WyBlocks<T>& b) {
   }
 }
 
-// The width a block of k reflectors runs at (its V and T padded with zeros): 16 or 32.
-int padded_width(int k) { return k <= 16 ? 16 : kWyMaxReflectors; }
+// The width a block of k reflectors runs at (its V and T padded with zeros): 16, 32 or 64.
+int padded_width(int k) { return k <= 16 ? 16 : k <= 32 ? 32 : 64; }
 
-// f(NB) with NB = padded_width(k) as a std::integral_constant.
-template <class F>
+// f(NB) with NB = padded_width(k) as a std::integral_constant (64 only in FP32; check_blocks has
+// rejected wider FP64 blocks).
+template <class T, class F>
 void with_width(int k, F&& f) {
-  if (padded_width(k) == 16)
+  if (k <= 16)
     f(std::integral_constant<int, 16>{});
-  else
-    f(std::integral_constant<int, kWyMaxReflectors>{});
+  else if (k <= 32)
+    f(std::integral_constant<int, 32>{});
+  else if constexpr (sizeof(T) == 4)
+    f(std::integral_constant<int, 64>{});
 }
 
-// Opt-in shared memory for each instantiation, once (FP64 at 32 wide needs 82 KB).
+// Opt-in shared memory for each instantiation, once (FP64 at 32 wide needs 82 KB). The chunked
+// and split applies run at most 32 wide; the resident apply and 64-wide T are FP32 only.
 template <class T, int NB>
 void configure() {
   static const bool done = [] {
     constexpr int bytes = static_cast<int>(smem_bytes<T, NB>());
     GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_larft_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    constexpr int split = static_cast<int>(split_smem_bytes<T, NB>());
-    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_split_gram_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
-    GPUFACT_CUDA_CHECK(
-        cudaFuncSetAttribute(wy_split_update_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
+    if constexpr (NB <= 32) {
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+      constexpr int split = static_cast<int>(split_smem_bytes<T, NB>());
+      GPUFACT_CUDA_CHECK(
+          cudaFuncSetAttribute(wy_split_gram_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
+      GPUFACT_CUDA_CHECK(
+          cudaFuncSetAttribute(wy_split_update_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
+    }
+    if constexpr (sizeof(T) == 4 && NB >= 32) {
+      constexpr int resident = static_cast<int>(resident_smem_bytes<NB>());
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_resident_kernel<NB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              resident));
+    }
     return true;
   }();
   (void)done;
 }
 
+// The most rows any block has.
+template <class T>
+std::int64_t widest_block_rows(const WyBlocks<T>& b) {
+  if (b.rows == WyRows::fixed) return b.block_rows;
+  if (b.rows == WyRows::split) return (b.m + b.blocks - 1) / b.blocks;
+  return static_cast<std::int64_t>(b.fan_in) * b.k;
+}
+
+// Column tiles per thread block of the resident apply: all of them, unless the blocks alone
+// would not give each SM two thread blocks twice over.
+std::int64_t resident_tiles_per_group(std::int64_t blocks, std::int64_t tiles) {
+  const std::int64_t want = 4 * static_cast<std::int64_t>(current_device_sm_count());
+  const std::int64_t groups = std::clamp<std::int64_t>((want + blocks - 1) / blocks, 1, tiles);
+  return (tiles + groups - 1) / groups;
+}
+
 }  // namespace
 
+const char* to_string(WyApplyKernel k) {
+  switch (k) {
+    case WyApplyKernel::automatic:
+      return "auto";
+    case WyApplyKernel::chunked:
+      return "chunked";
+    case WyApplyKernel::resident:
+      return "resident";
+  }
+  return "?";
+}
+
+WyApplyKernel wy_apply_kernel_from(const std::string& name) {
+  for (const auto k : {WyApplyKernel::automatic, WyApplyKernel::chunked, WyApplyKernel::resident})
+    if (name == to_string(k)) return k;
+  throw std::invalid_argument("compact-WY apply kernel '" + name + "': auto, chunked or resident");
+}
+
 int wy_t_entries(int k) { return padded_width(k) * padded_width(k); }
+
+template <class T>
+std::string wy_apply_kernel_problem(const WyBlocks<T>& b, WyApplyKernel kernel) {
+  if (kernel == WyApplyKernel::chunked) {
+    if (b.k > 32) return "the chunked apply takes at most 32 reflectors per block; k = " + std::to_string(b.k);
+    return {};
+  }
+  if (kernel == WyApplyKernel::automatic && b.k <= 32) return {};
+  if (sizeof(T) != 4) return "the resident apply is FP32 only";
+  if (b.k <= 16) return "the resident apply takes blocks of 17 … 64 reflectors; k = " + std::to_string(b.k);
+  if (b.rows == WyRows::tree) return "a tree level gathers its rows; the resident apply needs contiguous ones";
+  if (const std::int64_t rows = widest_block_rows(b); rows > kResidentMaxRows)
+    return "blocks of " + std::to_string(rows) + " rows; the resident apply holds at most " +
+           std::to_string(kResidentMaxRows);
+  return {};
+}
+
+template <class T>
+WyApplyKernel wy_apply_kernel_for(const WyBlocks<T>& b, WyApplyKernel kernel) {
+  if (kernel != WyApplyKernel::automatic) return kernel;
+  return b.k > 32 ? WyApplyKernel::resident : WyApplyKernel::chunked;
+}
 
 template <class T>
 void prepare_wy_kernels() {
   configure<T, 16>();
   configure<T, 32>();
+  if constexpr (sizeof(T) == 4) configure<T, 64>();
 }
 
 template <class T>
 void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream) {
   check_blocks(b);
-  with_width(b.k, [&](auto nb) {
+  with_width<T>(b.k, [&](auto nb) {
     constexpr int NB = decltype(nb)::value;
     configure<T, NB>();
     wy_larft_kernel<T, NB><<<static_cast<unsigned>(b.blocks), kThreads, smem_bytes<T, NB>(), stream>>>(b, t);
@@ -644,19 +899,31 @@ void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream) {
 
 template <class T>
 void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, WyApplyKernel kernel) {
   check_blocks(b);
+  if (const auto why = wy_apply_kernel_problem(b, kernel); !why.empty())
+    throw std::invalid_argument("compact-WY apply: " + why);
   if (cols <= 0) return;
-  constexpr int kTileCols = Shape<T>::cols;
-  const std::int64_t tiles = (cols + kTileCols - 1) / kTileCols;
-  if (tiles > 65535)
+  const bool resident = wy_apply_kernel_for(b, kernel) == WyApplyKernel::resident;
+  const std::int64_t tile_cols = resident ? ResidentShape::cols : Shape<T>::cols;
+  const std::int64_t tiles = (cols + tile_cols - 1) / tile_cols;
+  const std::int64_t per_group = resident ? resident_tiles_per_group(b.blocks, tiles) : 1;
+  if ((tiles + per_group - 1) / per_group > 65535)
     throw std::invalid_argument("compact-WY apply: cols = " + std::to_string(cols) + "; at most " +
-                                std::to_string(65535 * kTileCols));
-  with_width(b.k, [&](auto nb) {
+                                std::to_string(65535 * tile_cols * per_group));
+  const dim3 grid(static_cast<unsigned>(b.blocks), static_cast<unsigned>((tiles + per_group - 1) / per_group));
+  with_width<T>(b.k, [&](auto nb) {
     constexpr int NB = decltype(nb)::value;
     configure<T, NB>();
-    const dim3 grid(static_cast<unsigned>(b.blocks), static_cast<unsigned>(tiles));
-    wy_apply_kernel<T, NB><<<grid, kThreads, smem_bytes<T, NB>(), stream>>>(b, t, c, ldc, cols, transpose);
+    if constexpr (sizeof(T) == 4) {
+      if (resident) {
+        if constexpr (NB >= 32)
+          wy_apply_resident_kernel<NB><<<grid, kThreads, resident_smem_bytes<NB>(), stream>>>(
+              b, t, c, ldc, cols, static_cast<int>(per_group), transpose);
+        return;
+      }
+    }
+    if constexpr (NB <= 32) wy_apply_kernel<T, NB><<<grid, kThreads, smem_bytes<T, NB>(), stream>>>(b, t, c, ldc, cols, transpose);
   });
   GPUFACT_CHECK_LAUNCH();
 }
@@ -687,21 +954,26 @@ template <class T>
 void launch_wy_apply_split(const WyBlocks<T>& b, T* c, std::int64_t ldc, std::int64_t cols, bool transpose, T* ws,
                            cudaStream_t stream) {
   check_blocks(b);
+  if (b.k > 32)
+    throw std::invalid_argument("compact-WY apply: the split apply takes at most 32 reflectors per block; k = " +
+                                std::to_string(b.k));
   if (cols <= 0) return;
   constexpr int TC = SplitShape<T>::cols;
   const std::int64_t tiles = (cols + TC - 1) / TC, chunks = split_chunks(b);
   if (tiles > 65535 || b.blocks * chunks >= (std::int64_t{1} << 31))
     throw std::invalid_argument("compact-WY apply: " + std::to_string(b.blocks) + " blocks of " +
                                 std::to_string(chunks) + " chunks × " + std::to_string(cols) + " columns is too many");
-  with_width(b.k, [&](auto nb) {
+  with_width<T>(b.k, [&](auto nb) {
     constexpr int NB = decltype(nb)::value;
-    configure<T, NB>();
-    const dim3 grid(static_cast<unsigned>(b.blocks * chunks), static_cast<unsigned>(tiles));
-    const int ch = static_cast<int>(chunks);
-    constexpr std::size_t bytes = split_smem_bytes<T, NB>();
-    wy_split_gram_kernel<T, NB><<<grid, kThreads, bytes, stream>>>(b, c, ldc, cols, ch, ws);
-    GPUFACT_CHECK_LAUNCH();
-    wy_split_update_kernel<T, NB><<<grid, kThreads, bytes, stream>>>(b, c, ldc, cols, transpose, ch, ws);
+    if constexpr (NB <= 32) {
+      configure<T, NB>();
+      const dim3 grid(static_cast<unsigned>(b.blocks * chunks), static_cast<unsigned>(tiles));
+      const int ch = static_cast<int>(chunks);
+      constexpr std::size_t bytes = split_smem_bytes<T, NB>();
+      wy_split_gram_kernel<T, NB><<<grid, kThreads, bytes, stream>>>(b, c, ldc, cols, ch, ws);
+      GPUFACT_CHECK_LAUNCH();
+      wy_split_update_kernel<T, NB><<<grid, kThreads, bytes, stream>>>(b, c, ldc, cols, transpose, ch, ws);
+    }
   });
   GPUFACT_CHECK_LAUNCH();
 }
@@ -709,7 +981,10 @@ void launch_wy_apply_split(const WyBlocks<T>& b, T* c, std::int64_t ldc, std::in
 #define GPUFACT_INSTANTIATE(T)                                                                                  \
   template void prepare_wy_kernels<T>();                                                                        \
   template void launch_wy_larft<T>(const WyBlocks<T>&, T*, cudaStream_t);                                       \
-  template void launch_wy_apply<T>(const WyBlocks<T>&, const T*, T*, std::int64_t, std::int64_t, bool, cudaStream_t); \
+  template std::string wy_apply_kernel_problem<T>(const WyBlocks<T>&, WyApplyKernel);                          \
+  template WyApplyKernel wy_apply_kernel_for<T>(const WyBlocks<T>&, WyApplyKernel);                             \
+  template void launch_wy_apply<T>(const WyBlocks<T>&, const T*, T*, std::int64_t, std::int64_t, bool, cudaStream_t, \
+                                   WyApplyKernel);                                                               \
   template std::size_t wy_apply_split_workspace<T>(const WyBlocks<T>&, std::int64_t);                           \
   template std::int64_t wy_apply_split_thread_blocks<T>(const WyBlocks<T>&, std::int64_t);                      \
   template void launch_wy_apply_split<T>(const WyBlocks<T>&, T*, std::int64_t, std::int64_t, bool, T*, cudaStream_t);

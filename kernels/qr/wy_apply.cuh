@@ -23,11 +23,15 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 
 namespace gpufact::kernels {
 
-// The most reflectors per block (blocks of up to 16 run 16 wide, wider ones 32 wide).
-constexpr int kWyMaxReflectors = 32;
+// The most reflectors per block: 64 in FP32, 32 in FP64 (blocks run 16, 32 or 64 wide, padded).
+template <class T>
+constexpr int wy_max_reflectors() {
+  return sizeof(T) == 4 ? 64 : 32;
+}
 
 enum class WyRows : int { fixed, split, tree };
 
@@ -35,7 +39,7 @@ template <class T>
 struct WyBlocks {
   WyRows rows = WyRows::fixed;
   int blocks = 0;  // blocks (tree: nodes of the level)
-  int k = 0;       // reflectors per block, 1 … kWyMaxReflectors; a block of fewer rows has that many
+  int k = 0;       // reflectors per block, 1 … wy_max_reflectors<T>(); a block of fewer rows has that many
   std::int64_t m = 0;  // fixed and split: rows covered; tree: the tree's rows (leaf row arithmetic)
   int block_rows = 0;  // fixed
   // tree
@@ -61,14 +65,35 @@ void prepare_wy_kernels();
 template <class T>
 void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream);
 
+// Which kernel launch_wy_apply runs:
+// - chunked: a thread block per (block, 64-column tile in FP32, 32 in FP64), the block's rows
+//   through shared memory twice, 256 (FP32) or 128 (FP64) at a time; any row layout, up to 32
+//   reflectors;
+// - resident (FP32, 17 … 64 reflectors, blocks of at most 256 contiguous rows: fixed or split):
+//   the block's V stays in shared memory while C streams through in 16-column tiles, the next
+//   tile's copies in flight during the current one's update, two thread blocks per SM;
+// - automatic: resident for blocks wider than 32 reflectors, chunked otherwise.
+enum class WyApplyKernel : int { automatic, chunked, resident };
+const char* to_string(WyApplyKernel k);
+// Throws std::invalid_argument naming the choices.
+WyApplyKernel wy_apply_kernel_from(const std::string& name);
+// Empty when `kernel` can apply these blocks (check_blocks aside), else why not.
+template <class T>
+std::string wy_apply_kernel_problem(const WyBlocks<T>& b, WyApplyKernel kernel);
+// The kernel `kernel` stands for on these blocks (automatic resolved).
+template <class T>
+WyApplyKernel wy_apply_kernel_for(const WyBlocks<T>& b, WyApplyKernel kernel);
+
 // C ← Qᵀ C (transpose) or Q C for each block's Q = H_0 H_1 … H_{k−1} = I − V T Vᵀ; C's rows are
 // the blocks' rows (fixed, split: counted from C's first row; tree: gathered as above), `cols`
-// columns, ldc. Throws std::invalid_argument for malformed blocks or too many column tiles.
+// columns, ldc. Throws std::invalid_argument for malformed blocks, too many column tiles, or a
+// kernel that cannot apply them.
 template <class T>
 void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, std::int64_t cols, bool transpose,
-                     cudaStream_t stream);
+                     cudaStream_t stream, WyApplyKernel kernel = WyApplyKernel::automatic);
 
-// The same apply for few blocks (a TSQR tree level, a panel's leaves at a few thousand rows): each
+// The same apply for few blocks (a TSQR tree level, a panel's leaves at a few thousand rows), up to
+// 32 reflectors: each
 // block's rows in chunks of 64 and C in tiles of 32 columns, a thread block each, so they run side
 // by side. Two launches (each chunk's VᵀV and VᵀC into `workspace`, wy_apply_split_workspace
 // entries; then per chunk: its block's T, W ← op(T) W, C −= V W); no launch_wy_larft beforehand.
