@@ -93,8 +93,9 @@ TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
 // The resident kernel (FP32, the only one for blocks wider than 32 reflectors) against the
 // columnwise kernels: a short last block whose rows are not a multiple of 4, a partial last
 // column tile, C's columns not 16-byte aligned (ldc = m + 1: the row past m stays as it was),
-// 17 … 32 reflectors on request, and enough blocks (40000 rows) that a thread block takes
-// several column tiles, the last group short. FP64 has no resident kernel: it is refused.
+// 16 … 32 reflectors on request (T narrower than the kernel's 64), items of one column tile from
+// 157 blocks, and 300 blocks of four tiles each, so every thread block takes several items and
+// its three buffers go round. FP64 has no resident kernel: it is refused.
 TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
   using T = TypeParam;
   struct Case {
@@ -103,9 +104,10 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
     kernels::WyApplyKernel kernel;
   };
   const auto automatic = kernels::WyApplyKernel::automatic, resident = kernels::WyApplyKernel::resident;
-  const Case cases[] = {{1001, 1002, 70, 256, 64, automatic}, {1001, 1001, 70, 256, 48, automatic},
-                        {40000, 40000, 70, 256, 64, automatic}, {1001, 1002, 33, 256, 24, resident},
-                        {1001, 1001, 70, 256, 32, resident}};
+  const Case cases[] = {{1001, 1002, 70, 256, 64, automatic},    {1001, 1001, 70, 256, 48, automatic},
+                        {40000, 40000, 70, 256, 64, automatic},  {76800, 76800, 200, 256, 64, automatic},
+                        {1001, 1002, 33, 256, 24, resident},     {1001, 1001, 70, 256, 32, resident},
+                        {1001, 1001, 70, 256, 16, resident}};
   for (const Case& cs : cases) {
     SCOPED_TRACE(std::to_string(cs.m) + " rows, ldc " + std::to_string(cs.ldc) + ", blocks " +
                  std::to_string(cs.rows) + " x " + std::to_string(cs.k) + ", " + kernels::to_string(cs.kernel));

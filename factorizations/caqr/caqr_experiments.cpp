@@ -440,8 +440,9 @@ void register_caqr(Registry& registry) {
     e.artifact = "anderson10 §IV.E";
     e.title = "apply_qt_h with the four reduction strategies per block shape: GFLOP/s and % of the FP32 FMA peak";
     e.axes = {precision_axis(),
-              {.name = "shape", .kind = AxisKind::text, .help = "block_rows x block_cols", .defaults = "128x8,64x16,256x32",
-               .quick = "128x8,256x32", .full = kAllShapes, .choices = shape_choices()},
+              {.name = "shape", .kind = AxisKind::text, .help = "block_rows x block_cols",
+               .defaults = "128x8,64x16,256x32,256x64", .quick = "128x8,256x32,256x64", .full = kAllShapes,
+               .choices = shape_choices()},
               reduction_axis("smem_parallel,register_serial,smem_combined,register_serial_transposed,compact_wy", "",
                              true),
               {.name = "rows", .kind = AxisKind::size, .help = "rows of the trailing matrix", .defaults = "1M",
@@ -451,7 +452,7 @@ void register_caqr(Registry& registry) {
               {.name = "wy_kernel", .kind = AxisKind::text,
                .help = "compact_wy's kernel: auto (resident above 32 reflectors), chunked (the block's rows through "
                        "shared memory twice per 64-column tile) or resident (V kept in shared memory, C streamed "
-                       "through; FP32, 17 … 64 reflectors, at most 256 rows)",
+                       "through; FP32, up to 64 reflectors, at most 256 rows)",
                .defaults = "auto", .choices = {"auto", "chunked", "resident"}}};
     e.needs.gpus = 1;
     e.validate = validate_shape;

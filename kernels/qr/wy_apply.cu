@@ -569,188 +569,307 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
   tile.store(m.sc);
 }
 
-// ---- The resident apply: FP32 blocks of at most 256 contiguous rows ---------------------------
+// ---- The resident apply: FP32 blocks of at most 256 rows and 64 reflectors ------------------
 //
-// A thread block per (block, group of column tiles). The block's V (256 × NB, zero-padded) is
-// loaded once and stays in shared memory while C streams through in 256 × 16 tiles: the next
-// tile's copies are issued as soon as the current one's partial sums are added up, and at 106 KB
-// (NB = 64) two thread blocks share an SM, so one computes while the other waits. Per tile:
-// - phase 1, W = VᵀC: the warps split the rows, RS each (NB/32 warps across W's rows); a lane sums
-//   4 × 4 entries of W, four rows a step from 16-byte loads (8 loads per 64 FMAs), skipping rows
-//   where V is zero above its diagonal. The partial sums meet in the C tile's space (each lane has
-//   its phase-3 entries of C in registers by then) and are added up into W;
-// - phase 2, Y = op(T) W: a lane per row of Y and NB/16 columns, each warp skipping T's zero
-//   triangle;
-// - phase 3, C −= V Y: a lane's 4 × 4 entries of C in registers (lanes: 8 row groups × 4 column
-//   groups, so a warp's loads of V and Y are one 128-byte row each), V's zero triangle skipped per
-//   warp, stored straight to global memory.
+// One thread block per SM, persistent over work items (a block's group of 64-column tiles of C).
+// Shared memory holds three 256 × 64 buffers that take turns as the item's V, the tile of C being
+// updated, and the next load, so every load is issued at least half a tile ahead: the tile's
+// buffer is released once each thread has its entries of C in registers, V's once the item's last
+// tile is done, and the next load in order (V of the next item, or its next tile) goes into
+// whichever is free. Per tile, 256 threads, each with 8 × 8 entries in registers (16-byte loads
+// of 8 + 8 operands per 64 FMAs: the shared-memory pipe keeps pace with the FMA pipe):
+// - phase 1, W = VᵀC (64 × 64): each warp has eight rows of W; lane (jg, q) its columns jg + 8e
+//   over the rows 16s + 4q …, the four q's partial sums added by two shuffle rounds;
+// - phase 2, Y = op(T) W, in place of W: a lane per two columns and the row groups w and 15 − w
+//   (so the warps share T's zero triangle evenly); T stays in shared memory per item;
+// - phase 3, C −= V Y: lane (a, jg) has rows 4a … and 128 + 4a …, columns 8jg …; stored straight
+//   to global memory.
+// What limits it (ncu, H100, 10⁶ × 128, 40.8% of the FMA peak): issue slots are 62% busy. With two
+// warps per scheduler the FFMA loops of phases 1 and 3 issue on about 80% of their cycles; the
+// copies (LSU throttling while every warp issues them), the shuffles and phase 2 take about a third
+// of the time at half that rate. 12% of the FMAs meet V's zero triangle.
 struct ResidentShape {
-  static constexpr int chunk = 256, cols = 16;
+  static constexpr int chunk = 256, cols = 64, nb = 64;
   static constexpr int ld = chunk + 4;  // columns four banks apart, 16-byte aligned
   static_assert(chunk == kThreads, "a thread per row when loading entry by entry");
 };
 constexpr int kResidentMaxRows = ResidentShape::chunk;
+constexpr int kResidentBuffers = 3;
 
-// V, the C tile (and the partial sums), W, Y and T (T(i, l) at i + l·(NB + 1): rows and columns
-// of it both read conflict-free).
-template <int NB>
+// Three buffers, W/Y (64 × 64, row-major) and T (op(T) row by row, 16-byte groups swizzled).
 constexpr std::size_t resident_smem_bytes() {
   using L = ResidentShape;
-  return sizeof(float) * (static_cast<std::size_t>(NB + L::cols) * L::ld + 2 * NB * L::cols + NB * (NB + 1));
+  return sizeof(float) * (static_cast<std::size_t>(kResidentBuffers) * L::cols * L::ld + 2 * L::nb * L::nb);
 }
 
-// Where split q's partial sum of W(i, j) lies in the C tile's space: rows of W rotated by column so
-// that phase 1's stores and the sum's loads are both conflict-free.
-template <int NB>
-__device__ __forceinline__ int resident_part(int q, int i, int j) {
-  constexpr int TC = ResidentShape::cols;
-  return (q * TC + j) * NB + (i + 8 * (j % 4) + 2 * (j / 4)) % NB;
+// Where A(l, i) = op(T)(i, l) lies: row l, the 16-byte group of i XOR (l / 4) mod 16, so that the
+// transposing copy's stores spread over the banks while phase 2 reads four i's at once with one
+// offset per four rows.
+__device__ __forceinline__ int resident_a(int l, int i) {
+  return l * ResidentShape::nb + (((i >> 2) ^ ((l >> 2) & 15)) << 2) + (i & 3);
 }
 
-template <int NB>
-__global__ void __launch_bounds__(kThreads, 2)
-    wy_apply_resident_kernel(const WyBlocks<float> b, const float* t, float* c, std::int64_t ldc, std::int64_t cols,
-                             int tiles_per_group, bool transpose) {
-  using L = ResidentShape;
-  constexpr int ld = L::ld, TC = L::cols;
-  constexpr int IH = NB / 32, KQ = kWarps / IH, RS = L::chunk / KQ;  // W's row halves, row splits, rows per split
-  constexpr int JP = NB * TC / kThreads;                             // phase 2: columns per lane
-  static_assert(NB % 32 == 0 && KQ * TC * NB <= TC * ld, "the partial sums fit in the C tile");
-  constexpr bool kVecY = JP % 4 == 0;  // phase 2's W and Y rows by 16-byte accesses
-  extern __shared__ __align__(16) unsigned char wy_smem[];
-  float* sv = reinterpret_cast<float*>(wy_smem);
-  float* sc = sv + NB * ld;
-  float* sw = sc + TC * ld;  // W, NB × TC row-major
-  float* sy = sw + NB * TC;  // Y = op(T) W, NB × TC row-major
-  float* st = sy + NB * TC;
-  const int blk = blockIdx.x;
-  const Block<float> x = block_of(b, blk);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-
-  const bool v_aligned = aligned_16(x.v, b.ldv);
-  load_v_chunk<float, NB, L>(b, x, 0, sv, v_aligned);
-  const float* tb = t + static_cast<std::int64_t>(blk) * NB * NB;
-  for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) st[idx % NB + (idx / NB) * (NB + 1)] = tb[idx];
-
-  const std::int64_t tiles = (cols + TC - 1) / TC;
-  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.y) * tiles_per_group;
-  const std::int64_t end_tile = min(tiles, first_tile + tiles_per_group);
-  float* cb = c + x.first;
-  const bool c_aligned = aligned_16(cb, ldc);
-  const auto columns_in = [&](std::int64_t tile) {
-    return static_cast<int>(min(static_cast<std::int64_t>(TC), cols - tile * TC));
-  };
-  const auto load_tile = [&](std::int64_t tile) {
-    const float* src = cb + tile * TC * ldc;
-    const int nc = columns_in(tile);
-    if (c_aligned) {
-      copy_columns_16<float, TC, L>(sc, src, ldc, x.rows, nc);
-      return;
-    }
-    const int r = threadIdx.x;
-    src += min(r, x.rows - 1);
-#pragma unroll 4
-    for (int j = 0; j < TC; ++j) cp_async_entry(sc + j * ld + r, src + j * ldc, r < x.rows && j < nc);
-  };
-  load_tile(first_tile);
-
-  // Phase 1: rows i of W 32·ih + ig + 8u, columns cg + 4v, over split q's rows.
-  const int ig = lane % 8, cg = lane / 8, ih = warp % IH, q = warp / IH;
-  const int rows4 = (x.rows + 3) & ~3;
-  const int p1_begin = max(RS * q, 32 * ih), p1_end = min(RS * q + RS, rows4);
-  // Phase 2: row i2 of Y, columns j2 … j2 + JP; a warp's rows are 32·ih … 32·ih + 31.
-  const int i2 = threadIdx.x % NB, j2 = JP * (threadIdx.x / NB);
-  const int p2_begin = transpose ? 0 : 32 * ih, p2_end = transpose ? 32 * ih + 32 : NB;
-  // Phase 3: rows 4·rg … 4·rg + 3 (a warp's 32 rows meet V's columns up to 32·warp + 31), columns 4·cg ….
-  const int rg = 8 * warp + lane % 8, p3_end = min(NB, 32 * warp + 32);
-
-  for (std::int64_t tile = first_tile; tile < end_tile; ++tile) {
-    cp_async_wait_all();
-    __syncthreads();
-    if (tile == first_tile && v_aligned) fix_v_diagonal<float, NB, L>(x, sv);
-
-    float acc[4][4] = {};
-#pragma unroll 2
-    for (int r = p1_begin; r < p1_end; r += 4) {
-      float4 a[4], y[4];
+// Phase 1's step: acc[u][e] += the 4-row dot products of V's column 8w + u and C's column jg + 8e.
+__device__ __forceinline__ void resident_dot4(float (&acc)[8][8], const float4 (&v)[8], const float4 (&y)[8]) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u) a[u] = *reinterpret_cast<const float4*>(sv + (32 * ih + ig + 8 * u) * ld + r);
+  for (int u = 0; u < 8; ++u)
 #pragma unroll
-      for (int v = 0; v < 4; ++v) y[v] = *reinterpret_cast<const float4*>(sc + (cg + 4 * v) * ld + r);
+    for (int e = 0; e < 8; ++e)
+      acc[u][e] = fmaf(v[u].w, y[e].w, fmaf(v[u].z, y[e].z, fmaf(v[u].y, y[e].y, fmaf(v[u].x, y[e].x, acc[u][e]))));
+}
+// Eight 16-byte loads `stride` entries apart.
+__device__ __forceinline__ void resident_load8(float4 (&x)[8], const float* p, int stride) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
-#pragma unroll
-        for (int v = 0; v < 4; ++v)
-          acc[u][v] = fmaf(a[u].w, y[v].w, fmaf(a[u].z, y[v].z, fmaf(a[u].y, y[v].y, fmaf(a[u].x, y[v].x, acc[u][v]))));
-    }
-    float z[4][4];  // z[column][row] of C for phase 3
-#pragma unroll
-    for (int j = 0; j < 4; ++j) load_vec(sc + (4 * cg + j) * ld + 4 * rg, z[j]);
-    __syncthreads();  // the tile's readers are done: the partial sums overwrite it
-#pragma unroll
-    for (int u = 0; u < 4; ++u)
-#pragma unroll
-      for (int v = 0; v < 4; ++v) sc[resident_part<NB>(q, 32 * ih + ig + 8 * u, cg + 4 * v)] = acc[u][v];
-    __syncthreads();
-    for (int idx = threadIdx.x; idx < NB * TC; idx += kThreads) {
-      const int i = idx / TC, j = idx % TC;
-      float s = 0.0f;
-#pragma unroll
-      for (int p = 0; p < KQ; ++p) s += sc[resident_part<NB>(p, i, j)];
-      sw[idx] = s;
-    }
-    __syncthreads();
-    if (tile + 1 < end_tile) load_tile(tile + 1);  // lands while phases 2 and 3 run
-
-    {
-      float y[JP] = {};
-#pragma unroll 8
-      for (int l = p2_begin; l < p2_end; ++l) {
-        const float a = transpose ? st[l + i2 * (NB + 1)] : st[i2 + l * (NB + 1)];
-        float w[JP];
-        if constexpr (kVecY) {
-          load_vec(sw + l * TC + j2, w);
-        } else {
-#pragma unroll
-          for (int e = 0; e < JP; ++e) w[e] = sw[l * TC + j2 + e];
-        }
-#pragma unroll
-        for (int e = 0; e < JP; ++e) y[e] = fmaf(a, w[e], y[e]);
-      }
-      if constexpr (kVecY) {
-        store_vec(y, sy + i2 * TC + j2);
-      } else {
-#pragma unroll
-        for (int e = 0; e < JP; ++e) sy[i2 * TC + j2 + e] = y[e];
-      }
-    }
-    __syncthreads();
-
-#pragma unroll 4
-    for (int l = 0; l < p3_end; ++l) {
-      float vl[4], yl[4];
-      load_vec(sv + l * ld + 4 * rg, vl);
-      load_vec(sy + l * TC + 4 * cg, yl);
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) z[j][r] = fmaf(-vl[r], yl[j], z[j][r]);
-    }
-    const int r0 = 4 * rg, nc = columns_in(tile);
-    if (r0 < x.rows) {
-      float* dst = cb + r0 + (tile * TC + 4 * cg) * ldc;
-      const bool whole = c_aligned && r0 + 4 <= x.rows;
-#pragma unroll
-      for (int j = 0; j < 4; ++j, dst += ldc) {
-        if (4 * cg + j >= nc) break;
-        if (whole) {
-          *reinterpret_cast<float4*>(dst) = make_float4(z[j][0], z[j][1], z[j][2], z[j][3]);
-        } else {
-          for (int r = 0; r < 4 && r0 + r < x.rows; ++r) dst[r] = z[j][r];
-        }
-      }
-    }
+  for (int u = 0; u < 8; ++u) x[u] = *reinterpret_cast<const float4*>(p + u * stride);
+}
+// Phase 3's step: z[j][r] −= V(row r, l)·Y(l, column j) for one l (rows 4a …, 128 + 4a …; 8 columns).
+struct ResidentRank1 {
+  float4 v0, v1, y0, y1;
+  __device__ __forceinline__ void load(const float* pv, const float* py) {
+    v0 = *reinterpret_cast<const float4*>(pv);
+    v1 = *reinterpret_cast<const float4*>(pv + 128);
+    y0 = *reinterpret_cast<const float4*>(py);
+    y1 = *reinterpret_cast<const float4*>(py + 4);
   }
+  __device__ __forceinline__ void apply(float (&z)[8][8]) const {
+    const float vr[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+    const float yr[8] = {y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w};
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 8; ++r) z[j][r] = fmaf(-vr[r], yr[j], z[j][r]);
+  }
+};
+
+__global__ void __launch_bounds__(kThreads, 1)
+    wy_apply_resident_kernel(const WyBlocks<float> b, const float* t, int t_width, float* c, std::int64_t ldc,
+                             std::int64_t cols, int tiles_per_group, int groups, bool transpose) {
+  using L = ResidentShape;
+  constexpr int ld = L::ld, NB = L::nb, TC = L::cols;
+  extern __shared__ __align__(16) unsigned char wy_smem[];
+  float* const buffers = reinterpret_cast<float*>(wy_smem);
+  float* const sw = buffers + kResidentBuffers * TC * ld;  // W, then Y
+  float* const sa = sw + NB * NB;
+  const auto buffer = [&](int i) { return buffers + i * TC * ld; };
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const std::int64_t tiles = (cols + TC - 1) / TC, items = static_cast<std::int64_t>(b.blocks) * groups;
+  const auto item_tiles = [&](std::int64_t item, std::int64_t& first, std::int64_t& end) {
+    first = (item % groups) * tiles_per_group;
+    end = min(tiles, first + tiles_per_group);
+  };
+
+  // The loads, in the order they are needed: per item its V, then its tiles (the first one with T).
+  std::int64_t load_item = blockIdx.x, load_tile = 0, load_end = 0;
+  bool load_v = true;
+  item_tiles(load_item, load_tile, load_end);
+  int free_mask = (1 << kResidentBuffers) - 1;
+  int fifo = 0, fifo_n = 0;  // buffers of the issued loads not yet taken, oldest in the lowest 4 bits
+  const auto issue = [&] {
+    while (free_mask != 0 && load_item < items) {
+      const int buf = __ffs(free_mask) - 1;
+      free_mask &= free_mask - 1;
+      const int blk = static_cast<int>(load_item / groups);
+      const Block<float> x = block_of(b, blk);
+      if (load_v) {
+        if (x.rows == L::chunk && x.k == NB && aligned_16(x.v, b.ldv)) {  // whole: no edge to fill
+          const float* src = x.v + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * b.ldv;
+          float* dst = buffer(buf) + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * ld;
+#pragma unroll
+          for (int j = 0; j < NB; j += 4) cp_async_16_full(dst + j * ld, src + j * b.ldv);
+        } else {
+          load_v_chunk<float, NB, L>(b, x, 0, buffer(buf), aligned_16(x.v, b.ldv));
+        }
+        load_v = false;
+      } else {
+        float* cb = c + x.first + load_tile * TC * ldc;
+        const int nc = static_cast<int>(min(static_cast<std::int64_t>(TC), cols - load_tile * TC));
+        if (aligned_16(c + x.first, ldc)) {
+          if (x.rows == L::chunk && nc == TC) {
+            const float* src = cb + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * ldc;
+            float* dst = buffer(buf) + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * ld;
+#pragma unroll
+            for (int j = 0; j < TC; j += 4) cp_async_16_full(dst + j * ld, src + j * ldc);
+          } else {
+            copy_columns_16<float, TC, L>(buffer(buf), cb, ldc, x.rows, nc);
+          }
+        } else {
+          const int r = threadIdx.x;
+          const float* src = cb + min(r, x.rows - 1);
+#pragma unroll 4
+          for (int j = 0; j < TC; ++j) cp_async_entry(buffer(buf) + j * ld + r, src + j * ldc, r < x.rows && j < nc);
+        }
+        std::int64_t first = 0, end = 0;
+        item_tiles(load_item, first, end);
+        if (load_tile == first) {  // the item's T, as A = op(T) (zeros past the block's padded width)
+          // Thread: row r of T, columns 4k + c0.
+          const float* tb = t + static_cast<std::int64_t>(blk) * t_width * t_width;
+          const int r = threadIdx.x % NB, c0 = threadIdx.x / NB;
+#pragma unroll
+          for (int k = 0; k < NB / 4; ++k) {
+            const int col = 4 * k + c0;
+            const bool in = r < t_width && col < t_width;
+            cp_async_4(sa + (transpose ? resident_a(r, col) : resident_a(col, r)), tb + (in ? r + col * t_width : 0),
+                       in ? 4 : 0);
+          }
+        }
+        if (++load_tile == load_end) {
+          load_item += gridDim.x;
+          load_v = true;
+          if (load_item < items) item_tiles(load_item, load_tile, load_end);
+        }
+      }
+      cp_async_commit();
+      fifo |= buf << (4 * fifo_n++);
+    }
+  };
+  const auto take = [&] {
+    const int buf = fifo & 15;
+    fifo >>= 4;
+    --fifo_n;
+    return buf;
+  };
+  issue();
+
+  // Phase 1: rows 8·ib + u of W, columns jg + 8e, over rows 16s + 4q … 16s + 4q + 3. Warps w and
+  // w + 4 share a scheduler; with ib = w, w ^ 2 for w ≥ 4, each pair skips 3 of its 32 steps.
+  const int jg = lane % 8, q = lane / 8, ib = warp < 4 ? warp : warp ^ 2;
+  // Phase 2: columns 2·lane, 2·lane + 1 of Y; row groups warp and 15 − warp (4 rows each).
+  // Phase 3: rows 4a … and 128 + 4a …, columns 8·g3 … of C.
+  const int a3 = lane % 8 + 8 * (warp % 4), g3 = lane / 8 + 4 * (warp / 4);
+
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int blk = static_cast<int>(item / groups);
+    const Block<float> x = block_of(b, blk);
+    const bool v_aligned = aligned_16(x.v, b.ldv);
+    float* cout = c + x.first;
+    const bool c_aligned = aligned_16(cout, ldc);
+    std::int64_t first = 0, end = 0;
+    item_tiles(item, first, end);
+    const int vbuf = take();
+    for (std::int64_t tile = first; tile < end; ++tile) {
+      const int cbuf = take();
+      if (fifo_n >= 2)
+        cp_async_wait<2>();
+      else if (fifo_n == 1)
+        cp_async_wait<1>();
+      else
+        cp_async_wait<0>();
+      __syncthreads();
+      if (tile == first && v_aligned) fix_v_diagonal<float, NB, L>(x, buffer(vbuf));
+      const float* sv = buffer(vbuf);
+      const float* sc = buffer(cbuf);
+
+      {  // phase 1; V is zero above its diagonal, so rows below 8·ib are skipped
+        float acc[8][8] = {};
+        const float* pv = sv + 8 * ib * ld + 4 * q;
+        const float* pc = sc + jg * ld + 4 * q;
+#pragma unroll 2
+        for (int r = 16 * (ib / 2); r < L::chunk; r += 16) {
+          float4 va[8], ca[8];
+          resident_load8(va, pv + r, ld);
+          resident_load8(ca, pc + r, 8 * ld);
+          resident_dot4(acc, va, ca);
+        }
+        // The four q's sums: lanes 16 apart swap column halves, then lanes 8 apart row halves.
+        const bool hi_e = lane & 16, hi_u = lane & 8;
+        float k1[8][4];
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float mine = hi_e ? acc[u][e + 4] : acc[u][e], other = hi_e ? acc[u][e] : acc[u][e + 4];
+            k1[u][e] = mine + __shfl_xor_sync(0xffffffffu, other, 16);
+          }
+        const int u0 = hi_u ? 4 : 0, e0 = hi_e ? 4 : 0;
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float mine = hi_u ? k1[u + 4][e] : k1[u][e], other = hi_u ? k1[u][e] : k1[u + 4][e];
+            sw[(8 * ib + u0 + u) * NB + jg + 8 * (e0 + e)] = mine + __shfl_xor_sync(0xffffffffu, other, 8);
+          }
+      }
+      // This lane's entries of C for phase 3 (z[column][row]; rows 4a … then 128 + 4a …).
+      float z[8][8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float* col = sc + (8 * g3 + j) * ld + 4 * a3;
+        const float4 lo = *reinterpret_cast<const float4*>(col), hi = *reinterpret_cast<const float4*>(col + 128);
+        z[j][0] = lo.x, z[j][1] = lo.y, z[j][2] = lo.z, z[j][3] = lo.w;
+        z[j][4] = hi.x, z[j][5] = hi.y, z[j][6] = hi.z, z[j][7] = hi.w;
+      }
+      __syncthreads();  // W is whole
+
+      {  // phase 2, Y = op(T) W: rows 4g … of Y from A(l, 4g …) (nonzero for l ≤ i with Tᵀ, l ≥ i with T)
+        float y[2][4][2] = {};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int g = h == 0 ? warp : 15 - warp;
+          const int lo = transpose ? 0 : 4 * g, hi = transpose ? 4 * g + 4 : NB;
+#pragma unroll 1
+          for (int l4 = lo; l4 < hi; l4 += 4) {
+            const float* pa = sa + l4 * NB + ((g ^ ((l4 >> 2) & 15)) << 2);  // resident_a(l4 + k, 4g) − k·NB
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              const float4 av = *reinterpret_cast<const float4*>(pa + k * NB);
+              const float2 wv = *reinterpret_cast<const float2*>(sw + (l4 + k) * NB + 2 * lane);
+              const float ar[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+              for (int ii = 0; ii < 4; ++ii) {
+                y[h][ii][0] = fmaf(ar[ii], wv.x, y[h][ii][0]);
+                y[h][ii][1] = fmaf(ar[ii], wv.y, y[h][ii][1]);
+              }
+            }
+          }
+        }
+        __syncthreads();  // W's readers are done: Y overwrites it
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int g = h == 0 ? warp : 15 - warp;
+#pragma unroll
+          for (int ii = 0; ii < 4; ++ii)
+            *reinterpret_cast<float2*>(sw + (4 * g + ii) * NB + 2 * lane) = make_float2(y[h][ii][0], y[h][ii][1]);
+        }
+      }
+      __syncthreads();  // Y is whole; the tile's buffer has been read
+      free_mask |= 1 << cbuf;
+      issue();
+
+      {  // phase 3, the next l's operands loaded while these are used
+        const float* pv = sv + 4 * a3;
+        const float* py = sw + 8 * g3;
+        ResidentRank1 p, n;
+        p.load(pv, py);
+#pragma unroll 2
+        for (int l = 0; l < NB; l += 2) {
+          n.load(pv + (l + 1) * ld, py + (l + 1) * NB);
+          p.apply(z);
+          if (l + 2 < NB) p.load(pv + (l + 2) * ld, py + (l + 2) * NB);
+          n.apply(z);
+        }
+      }
+      const int nc = static_cast<int>(min(static_cast<std::int64_t>(TC), cols - tile * TC));
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        if (8 * g3 + j >= nc) break;
+        float* dst = cout + (tile * TC + 8 * g3 + j) * ldc;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r0 = 4 * a3 + 128 * half;
+          if (c_aligned && r0 + 4 <= x.rows) {
+            *reinterpret_cast<float4*>(dst + r0) =
+                make_float4(z[j][4 * half], z[j][4 * half + 1], z[j][4 * half + 2], z[j][4 * half + 3]);
+          } else {
+            for (int r = 0; r < 4 && r0 + r < x.rows; ++r) dst[r0 + r] = z[j][4 * half + r];
+          }
+        }
+      }
+    }
+    __syncthreads();  // V's readers are done
+    free_mask |= 1 << vbuf;
+    issue();
+  }
+  cp_async_wait<0>();
 }
 
 template <class T>
@@ -809,10 +928,10 @@ void configure() {
       GPUFACT_CUDA_CHECK(
           cudaFuncSetAttribute(wy_split_update_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, split));
     }
-    if constexpr (sizeof(T) == 4 && NB >= 32) {
-      constexpr int resident = static_cast<int>(resident_smem_bytes<NB>());
-      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_resident_kernel<NB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              resident));
+    if constexpr (sizeof(T) == 4 && NB == 64) {
+      constexpr int resident = static_cast<int>(resident_smem_bytes());
+      GPUFACT_CUDA_CHECK(
+          cudaFuncSetAttribute(wy_apply_resident_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, resident));
     }
     return true;
   }();
@@ -827,10 +946,10 @@ std::int64_t widest_block_rows(const WyBlocks<T>& b) {
   return static_cast<std::int64_t>(b.fan_in) * b.k;
 }
 
-// Column tiles per thread block of the resident apply: all of them, unless the blocks alone
-// would not give each SM two thread blocks twice over.
+// Column tiles per work item of the resident apply: all of them, unless the blocks alone would
+// not give each SM two items.
 std::int64_t resident_tiles_per_group(std::int64_t blocks, std::int64_t tiles) {
-  const std::int64_t want = 4 * static_cast<std::int64_t>(current_device_sm_count());
+  const std::int64_t want = 2 * static_cast<std::int64_t>(current_device_sm_count());
   const std::int64_t groups = std::clamp<std::int64_t>((want + blocks - 1) / blocks, 1, tiles);
   return (tiles + groups - 1) / groups;
 }
@@ -865,7 +984,6 @@ std::string wy_apply_kernel_problem(const WyBlocks<T>& b, WyApplyKernel kernel) 
   }
   if (kernel == WyApplyKernel::automatic && b.k <= 32) return {};
   if (sizeof(T) != 4) return "the resident apply is FP32 only";
-  if (b.k <= 16) return "the resident apply takes blocks of 17 … 64 reflectors; k = " + std::to_string(b.k);
   if (b.rows == WyRows::tree) return "a tree level gathers its rows; the resident apply needs contiguous ones";
   if (const std::int64_t rows = widest_block_rows(b); rows > kResidentMaxRows)
     return "blocks of " + std::to_string(rows) + " rows; the resident apply holds at most " +
@@ -904,26 +1022,36 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
   if (const auto why = wy_apply_kernel_problem(b, kernel); !why.empty())
     throw std::invalid_argument("compact-WY apply: " + why);
   if (cols <= 0) return;
-  const bool resident = wy_apply_kernel_for(b, kernel) == WyApplyKernel::resident;
-  const std::int64_t tile_cols = resident ? ResidentShape::cols : Shape<T>::cols;
-  const std::int64_t tiles = (cols + tile_cols - 1) / tile_cols;
-  const std::int64_t per_group = resident ? resident_tiles_per_group(b.blocks, tiles) : 1;
-  if ((tiles + per_group - 1) / per_group > 65535)
+  if (wy_apply_kernel_for(b, kernel) == WyApplyKernel::resident) {
+    if constexpr (sizeof(T) == 4) {
+      configure<T, 64>();
+      constexpr std::int64_t kTileCols = ResidentShape::cols;
+      const std::int64_t tiles = (cols + kTileCols - 1) / kTileCols;
+      const std::int64_t per_group = resident_tiles_per_group(b.blocks, tiles);
+      const std::int64_t groups = (tiles + per_group - 1) / per_group;
+      const std::int64_t items = b.blocks * groups;
+      if (items >= (std::int64_t{1} << 31))
+        throw std::invalid_argument("compact-WY apply: " + std::to_string(b.blocks) + " blocks × " +
+                                    std::to_string(cols) + " columns is too many");
+      const auto grid = static_cast<unsigned>(std::min<std::int64_t>(items, current_device_sm_count()));
+      wy_apply_resident_kernel<<<grid, kThreads, resident_smem_bytes(), stream>>>(
+          b, t, padded_width(b.k), c, ldc, cols, static_cast<int>(per_group), static_cast<int>(groups), transpose);
+    }
+    GPUFACT_CHECK_LAUNCH();
+    return;
+  }
+  constexpr int kTileCols = Shape<T>::cols;
+  const std::int64_t tiles = (cols + kTileCols - 1) / kTileCols;
+  if (tiles > 65535)
     throw std::invalid_argument("compact-WY apply: cols = " + std::to_string(cols) + "; at most " +
-                                std::to_string(65535 * tile_cols * per_group));
-  const dim3 grid(static_cast<unsigned>(b.blocks), static_cast<unsigned>((tiles + per_group - 1) / per_group));
+                                std::to_string(65535 * kTileCols));
   with_width<T>(b.k, [&](auto nb) {
     constexpr int NB = decltype(nb)::value;
-    configure<T, NB>();
-    if constexpr (sizeof(T) == 4) {
-      if (resident) {
-        if constexpr (NB >= 32)
-          wy_apply_resident_kernel<NB><<<grid, kThreads, resident_smem_bytes<NB>(), stream>>>(
-              b, t, c, ldc, cols, static_cast<int>(per_group), transpose);
-        return;
-      }
+    if constexpr (NB <= 32) {
+      configure<T, NB>();
+      const dim3 grid(static_cast<unsigned>(b.blocks), static_cast<unsigned>(tiles));
+      wy_apply_kernel<T, NB><<<grid, kThreads, smem_bytes<T, NB>(), stream>>>(b, t, c, ldc, cols, transpose);
     }
-    if constexpr (NB <= 32) wy_apply_kernel<T, NB><<<grid, kThreads, smem_bytes<T, NB>(), stream>>>(b, t, c, ldc, cols, transpose);
   });
   GPUFACT_CHECK_LAUNCH();
 }

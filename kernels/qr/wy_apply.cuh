@@ -5,12 +5,13 @@
 // A block's reflectors are in LAPACK's geqrf storage: V's column i holds v_i below row i (v_i(i) = 1
 // implicit, zero above), τ_i beside. launch_wy_larft builds each block's T (larft, forward,
 // columnwise: T(0:i, i) = −τ_i T(0:i, 0:i) V(:, 0:i)ᵀ v_i, T(i, i) = τ_i) once; launch_wy_apply then
-// applies the blocks to any number of columns, one thread block per (block, column tile of 64 in
-// FP32, 32 in FP64): the tile's rows stream through shared memory twice, 256 (FP32) or 128 (FP64)
-// at a time by cp.async (W = VᵀC summed in registers, W ← op(T) W, C −= V W in 8 × 8 or 4 × 4
-// register tiles), so a reflector block costs a few barrier phases, not one per reflector.
-// Measured on the H200 (anderson10.kernels, 10⁶ × 128 trailing columns, FP32): 256 × 32 blocks
-// at 20.0 TFLOP/s, 30% of the FMA peak; the per-reflector kernels reach at most 8.9.
+// applies the blocks to any number of columns (W = VᵀC, W ← op(T) W, C −= V W as register-tiled
+// products from shared memory), so a reflector block costs a few barrier phases, not one per
+// reflector. Two kernels (WyApplyKernel below): chunked, any layout up to 32 reflectors, and
+// resident, FP32 blocks of up to 256 rows × 64 reflectors. Measured on the H100
+// (anderson10.kernels, 10⁶ × 128 trailing columns, FP32): 256 × 64 blocks on the resident kernel at
+// 27.3 TFLOP/s, 40.8% of the FMA peak; 256 × 32 on the chunked one at 20.6 (30.8%); the
+// per-reflector kernels reach at most 8.9 (H200).
 //
 // The blocks are one of three row layouts (WyBlocks::rows):
 // - fixed: block b owns rows [b·block_rows, min((b + 1)·block_rows, m)) — CAQR's first level;
@@ -69,9 +70,9 @@ void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream);
 // - chunked: a thread block per (block, 64-column tile in FP32, 32 in FP64), the block's rows
 //   through shared memory twice, 256 (FP32) or 128 (FP64) at a time; any row layout, up to 32
 //   reflectors;
-// - resident (FP32, 17 … 64 reflectors, blocks of at most 256 contiguous rows: fixed or split):
-//   the block's V stays in shared memory while C streams through in 16-column tiles, the next
-//   tile's copies in flight during the current one's update, two thread blocks per SM;
+// - resident (FP32, up to 64 reflectors, blocks of at most 256 contiguous rows: fixed or split):
+//   one thread block per SM, persistent; a block's V stays in shared memory while C streams
+//   through in 64-column tiles, the next load always in flight during the current tile's update;
 // - automatic: resident for blocks wider than 32 reflectors, chunked otherwise.
 enum class WyApplyKernel : int { automatic, chunked, resident };
 const char* to_string(WyApplyKernel k);
