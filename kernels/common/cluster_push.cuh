@@ -29,8 +29,9 @@ __device__ __forceinline__ unsigned in_cta(unsigned addr, int cta) {
   asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
   return r;
 }
-__device__ __forceinline__ void barrier_init(unsigned bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+// A barrier whose phases complete after `arrivals` arrivals (and the bytes they expect).
+__device__ __forceinline__ void barrier_init(unsigned bar, unsigned arrivals = 1) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrivals) : "memory");
 }
 // Arrives once and expects `bytes` more to complete the current phase.
 __device__ __forceinline__ void barrier_expect(unsigned bar, unsigned bytes) {

@@ -38,6 +38,19 @@ __device__ __forceinline__ void cp_async_entry(T* dst, const T* src, bool pred) 
     cp_async_8(dst, src, pred ? 8 : 0);
 }
 
+// sm_90 bulk copy (the TMA engine, no tensor map) of `bytes` (a multiple of 16; both addresses
+// 16-byte aligned) from global to shared memory; it completes on the mbarrier at shared address
+// `bar` by its byte count (kernels/common/cluster_push.cuh: barrier_expect, barrier_wait).
+__device__ __forceinline__ void cp_async_bulk(void* dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   shared_address(dst)),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+// Orders the block's earlier shared-memory accesses (made visible to this thread by a barrier)
+// before this thread's later bulk copies into the same memory.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most N committed groups are still in flight.
 template <int N>

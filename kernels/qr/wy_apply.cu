@@ -2,6 +2,7 @@
 
 #include "core/cuda/check.hpp"
 #include "core/cuda/device.hpp"
+#include "kernels/common/cluster_push.cuh"
 #include "kernels/common/cp_async.cuh"
 #include "kernels/common/vec16.cuh"
 
@@ -604,10 +605,7 @@ constexpr std::size_t resident_smem_bytes() {
 
 // Where A(l, i) = op(T)(i, l) lies: row l, the 16-byte group of i XOR (l / 4) mod 16, so that the
 // transposing copy's stores spread over the banks while phase 2 reads four i's at once with one
-// offset per four rows.
-__device__ __forceinline__ int resident_a(int l, int i) {
-  return l * ResidentShape::nb + (((i >> 2) ^ ((l >> 2) & 15)) << 2) + (i & 3);
-}
+// offset per four rows: l·64 + 4·((i / 4) XOR ((l / 4) mod 16)) + i mod 4.
 
 // Phase 1's step: acc[u][e] += the 4-row dot products of V's column 8w + u and C's column jg + 8e.
 __device__ __forceinline__ void resident_dot4(float (&acc)[8][8], const float4 (&v)[8], const float4 (&y)[8]) {
@@ -664,6 +662,33 @@ __global__ void __launch_bounds__(kThreads, 1)
   item_tiles(load_item, load_tile, load_end);
   int free_mask = (1 << kResidentBuffers) - 1;
   int fifo = 0, fifo_n = 0;  // buffers of the issued loads not yet taken, oldest in the lowest 4 bits
+  // A whole V or tile (256 rows, 64 columns, 16-byte aligned) comes by 64 bulk copies of a column
+  // each, eight from the first lane of every warp, completing on the buffer's mbarrier (in column
+  // 0's padding; one arrival per warp); bulk_mask: buffers whose pending load is such, parity:
+  // each mbarrier's phase to wait for.
+  int bulk_mask = 0, parity = 0;
+  const auto bar = [&](int i) { return smem_u32(buffer(i) + L::chunk); };
+  const auto bulk_load = [&](int buf, const float* src, std::int64_t lds) {
+    bulk_mask |= 1 << buf;
+    if (threadIdx.x % 32 != 0) return;
+    constexpr int per_warp = TC / kWarps;
+    constexpr unsigned column = L::chunk * sizeof(float);
+    fence_proxy_async_shared();
+    barrier_expect(bar(buf), per_warp * column);
+    const int j0 = per_warp * static_cast<int>(threadIdx.x / 32);
+#pragma unroll
+    for (int j = j0; j < j0 + per_warp; ++j) cp_async_bulk(buffer(buf) + j * ld, src + j * lds, column, bar(buf));
+  };
+  const auto landed = [&](int buf) {  // a bulk load's bytes are in
+    if (!(bulk_mask >> buf & 1)) return;
+    barrier_wait(bar(buf), parity >> buf & 1);
+    parity ^= 1 << buf;
+    bulk_mask &= ~(1 << buf);
+  };
+  if (threadIdx.x == 0)
+    for (int i = 0; i < kResidentBuffers; ++i) barrier_init(bar(i), kWarps);
+  barrier_init_fence();
+  __syncthreads();
   const auto issue = [&] {
     while (free_mask != 0 && load_item < items) {
       const int buf = __ffs(free_mask) - 1;
@@ -671,11 +696,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int blk = static_cast<int>(load_item / groups);
       const Block<float> x = block_of(b, blk);
       if (load_v) {
-        if (x.rows == L::chunk && x.k == NB && aligned_16(x.v, b.ldv)) {  // whole: no edge to fill
-          const float* src = x.v + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * b.ldv;
-          float* dst = buffer(buf) + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * ld;
-#pragma unroll
-          for (int j = 0; j < NB; j += 4) cp_async_16_full(dst + j * ld, src + j * b.ldv);
+        if (x.rows == L::chunk && x.k == NB && aligned_16(x.v, b.ldv)) {
+          bulk_load(buf, x.v, b.ldv);
         } else {
           load_v_chunk<float, NB, L>(b, x, 0, buffer(buf), aligned_16(x.v, b.ldv));
         }
@@ -685,10 +707,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int nc = static_cast<int>(min(static_cast<std::int64_t>(TC), cols - load_tile * TC));
         if (aligned_16(c + x.first, ldc)) {
           if (x.rows == L::chunk && nc == TC) {
-            const float* src = cb + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * ldc;
-            float* dst = buffer(buf) + 4 * (threadIdx.x % 64) + (threadIdx.x / 64) * ld;
-#pragma unroll
-            for (int j = 0; j < TC; j += 4) cp_async_16_full(dst + j * ld, src + j * ldc);
+            bulk_load(buf, cb, ldc);
           } else {
             copy_columns_16<float, TC, L>(buffer(buf), cb, ldc, x.rows, nc);
           }
@@ -701,15 +720,23 @@ __global__ void __launch_bounds__(kThreads, 1)
         std::int64_t first = 0, end = 0;
         item_tiles(load_item, first, end);
         if (load_tile == first) {  // the item's T, as A = op(T) (zeros past the block's padded width)
-          // Thread: row r of T, columns 4k + c0.
+          // Thread: row r = 4rq + rr of T, columns 4k + c0. A(r, 4k + c0) lies at 64r + c0 + 4(k XOR rq)
+          // and A(4k + c0, r) at 64c0 + rr + 256k + 4(k XOR rq).
           const float* tb = t + static_cast<std::int64_t>(blk) * t_width * t_width;
-          const int r = threadIdx.x % NB, c0 = threadIdx.x / NB;
+          const int r = threadIdx.x % NB, c0 = threadIdx.x / NB, rq = r / 4;
+          float* const base = sa + (transpose ? NB * r + c0 : NB * c0 + r % 4);
+          const int step = transpose ? 0 : 4 * NB;
+          if (t_width == NB) {
+            const float* src = tb + r + c0 * NB;
 #pragma unroll
-          for (int k = 0; k < NB / 4; ++k) {
-            const int col = 4 * k + c0;
-            const bool in = r < t_width && col < t_width;
-            cp_async_4(sa + (transpose ? resident_a(r, col) : resident_a(col, r)), tb + (in ? r + col * t_width : 0),
-                       in ? 4 : 0);
+            for (int k = 0; k < NB / 4; ++k) cp_async_4_full(base + step * k + 4 * (k ^ rq), src + 4 * k * NB);
+          } else {
+#pragma unroll
+            for (int k = 0; k < NB / 4; ++k) {
+              const int col = 4 * k + c0;
+              const bool in = r < t_width && col < t_width;
+              cp_async_4(base + step * k + 4 * (k ^ rq), tb + (in ? r + col * t_width : 0), in ? 4 : 0);
+            }
           }
         }
         if (++load_tile == load_end) {
@@ -754,6 +781,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         cp_async_wait<1>();
       else
         cp_async_wait<0>();
+      if (tile == first) landed(vbuf);
+      landed(cbuf);
       __syncthreads();
       if (tile == first && v_aligned) fix_v_diagonal<float, NB, L>(x, buffer(vbuf));
       const float* sv = buffer(vbuf);
@@ -808,7 +837,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int lo = transpose ? 0 : 4 * g, hi = transpose ? 4 * g + 4 : NB;
 #pragma unroll 1
           for (int l4 = lo; l4 < hi; l4 += 4) {
-            const float* pa = sa + l4 * NB + ((g ^ ((l4 >> 2) & 15)) << 2);  // resident_a(l4 + k, 4g) − k·NB
+            const float* pa = sa + l4 * NB + ((g ^ ((l4 >> 2) & 15)) << 2);  // A(l4 + k, 4g) at pa + k·NB
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
               const float4 av = *reinterpret_cast<const float4*>(pa + k * NB);
