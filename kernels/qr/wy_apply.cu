@@ -574,7 +574,8 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 //
 // One thread block per SM, persistent over work items (a block's group of 64-column tiles of C).
 // Shared memory holds three 256 × 64 buffers that take turns as the item's V, the tile of C being
-// updated, and the next load, so every load is issued at least half a tile ahead: the tile's
+// updated, and the next load (bulk copies of whole columns where the block is whole), so every
+// load is issued at least half a tile ahead: the tile's
 // buffer is released once each thread has its entries of C in registers, V's once the item's last
 // tile is done, and the next load in order (V of the next item, or its next tile) goes into
 // whichever is free. Per tile, 256 threads, each with 8 × 8 entries in registers (16-byte loads
@@ -585,10 +586,10 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 //   (so the warps share T's zero triangle evenly); T stays in shared memory per item;
 // - phase 3, C −= V Y: lane (a, jg) has rows 4a … and 128 + 4a …, columns 8jg …; stored straight
 //   to global memory.
-// What limits it (ncu, H100, 10⁶ × 128, 40.8% of the FMA peak): issue slots are 62% busy. With two
+// What limits it (ncu, H100, 10⁶ × 128, 41.7% of the FMA peak): issue slots are 63% busy. With two
 // warps per scheduler the FFMA loops of phases 1 and 3 issue on about 80% of their cycles; the
-// copies (LSU throttling while every warp issues them), the shuffles and phase 2 take about a third
-// of the time at half that rate. 12% of the FMAs meet V's zero triangle.
+// bulk copies' issue loops, the shuffles, phase 2 and the barriers take about a third of the time
+// at half that rate. 12% of the FMAs meet V's zero triangle.
 struct ResidentShape {
   static constexpr int chunk = 256, cols = 64, nb = 64;
   static constexpr int ld = chunk + 4;  // columns four banks apart, 16-byte aligned
