@@ -575,10 +575,9 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // One thread block per SM, persistent over work items (a block's group of 64-column tiles of C).
 // Shared memory holds three 256 × 64 buffers that take turns as the item's V, the tile of C being
 // updated, and the next load (bulk copies of whole columns where the block is whole), so every
-// load is issued at least half a tile ahead: the tile's
-// buffer is released once each thread has its entries of C in registers, V's once the item's last
-// tile is done, and the next load in order (V of the next item, or its next tile) goes into
-// whichever is free. Per tile, 256 threads, each with 8 × 8 entries in registers (16-byte loads
+// load is issued at least half a tile ahead: the tile's buffer is released once each thread has
+// its entries of C in registers, V's once the item's last tile is done, and the next load in
+// order (V of the next item, or its next tile) goes into whichever is free. Per tile, 256 threads, each with 8 × 8 entries in registers (16-byte loads
 // of 8 + 8 operands per 64 FMAs: the shared-memory pipe keeps pace with the FMA pipe):
 // - phase 1, W = VᵀC (64 × 64): each warp has eight rows of W; lane (jg, q) its columns jg + 8e
 //   over the rows 16s + 4q …, the four q's partial sums added by two shuffle rounds;
@@ -604,11 +603,7 @@ constexpr std::size_t resident_smem_bytes() {
   return sizeof(float) * (static_cast<std::size_t>(kResidentBuffers) * L::cols * L::ld + 2 * L::nb * L::nb);
 }
 
-// Where A(l, i) = op(T)(i, l) lies: row l, the 16-byte group of i XOR (l / 4) mod 16, so that the
-// transposing copy's stores spread over the banks while phase 2 reads four i's at once with one
-// offset per four rows: l·64 + 4·((i / 4) XOR ((l / 4) mod 16)) + i mod 4.
-
-// Phase 1's step: acc[u][e] += the 4-row dot products of V's column 8w + u and C's column jg + 8e.
+// Phase 1's step: acc[u][e] += the 4-row dot products of V's column 8·ib + u and C's column jg + 8e.
 __device__ __forceinline__ void resident_dot4(float (&acc)[8][8], const float4 (&v)[8], const float4 (&y)[8]) {
 #pragma unroll
   for (int u = 0; u < 8; ++u)
@@ -648,6 +643,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(16) unsigned char wy_smem[];
   float* const buffers = reinterpret_cast<float*>(wy_smem);
   float* const sw = buffers + kResidentBuffers * TC * ld;  // W, then Y
+  // A(l, i) = op(T)(i, l) at l·64 + 4·((i / 4) XOR ((l / 4) mod 16)) + i mod 4: the transposing
+  // copy's stores spread over the banks, and phase 2 reads four i's at once, one offset per four l.
   float* const sa = sw + NB * NB;
   const auto buffer = [&](int i) { return buffers + i * TC * ld; };
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
