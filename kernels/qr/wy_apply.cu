@@ -973,12 +973,23 @@ std::int64_t widest_block_rows(const WyBlocks<T>& b) {
   return static_cast<std::int64_t>(b.fan_in) * b.k;
 }
 
-// Column tiles per work item of the resident apply: all of them, unless the blocks alone would
-// not give each SM two items.
+// Column tiles per work item of the resident apply: the split of each block's tiles into groups
+// that minimizes the rounds of items over the SMs times an item's time (a tile each, plus about
+// a sixth of one for its V and T); ties go to fewer, longer items.
 std::int64_t resident_tiles_per_group(std::int64_t blocks, std::int64_t tiles) {
-  const std::int64_t want = 2 * static_cast<std::int64_t>(current_device_sm_count());
-  const std::int64_t groups = std::clamp<std::int64_t>((want + blocks - 1) / blocks, 1, tiles);
-  return (tiles + groups - 1) / groups;
+  const std::int64_t sms = current_device_sm_count();
+  constexpr double kItemCost = 0.15;
+  double best = 0;
+  std::int64_t best_per = tiles;
+  for (std::int64_t per = tiles; per >= 1; --per) {
+    const std::int64_t items = blocks * ((tiles + per - 1) / per);
+    const double time = static_cast<double>((items + sms - 1) / sms) * (static_cast<double>(per) + kItemCost);
+    if (best == 0 || time < best * 0.999) {
+      best = time;
+      best_per = per;
+    }
+  }
+  return best_per;
 }
 
 }  // namespace
