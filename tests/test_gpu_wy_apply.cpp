@@ -96,7 +96,8 @@ TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
 // column tile, C's columns not 16-byte aligned (ldc = m + 1: the row past m stays as it was),
 // 16 … 32 reflectors on request (T narrower than the kernel's 64), items of one column tile from
 // 157 blocks, and 300 blocks of four tiles each, so every thread block takes several items and
-// its three buffers go round. FP64 has no resident kernel: it is refused.
+// its three buffers go round, and (on 132 SMs) 80 blocks whose 300 columns go in items of 2 + 2 + 1
+// tiles. FP64 has no resident kernel: it is refused.
 TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
   using T = TypeParam;
   struct Case {
@@ -107,6 +108,7 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
   const auto automatic = kernels::WyApplyKernel::automatic, resident = kernels::WyApplyKernel::resident;
   const Case cases[] = {{1001, 1002, 70, 256, 64, automatic},    {1001, 1001, 70, 256, 48, automatic},
                         {40000, 40000, 70, 256, 64, automatic},  {76800, 76800, 200, 256, 64, automatic},
+                        {20480, 20480, 300, 256, 64, automatic},
                         {1001, 1002, 33, 256, 24, resident},     {1001, 1001, 70, 256, 32, resident},
                         {1001, 1001, 70, 256, 16, resident}};
   for (const Case& cs : cases) {

@@ -582,13 +582,15 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // - phase 1, W = VᵀC (64 × 64): each warp has eight rows of W; lane (jg, q) its columns jg + 8e
 //   over the rows 16s + 4q …, the four q's partial sums added by two shuffle rounds;
 // - phase 2, Y = op(T) W, in place of W: a lane per two columns and the row groups w and 15 − w
-//   (so the warps share T's zero triangle evenly); T stays in shared memory per item;
+//   (so the warps share T's zero triangle evenly), both in one loop where their ranges meet; T
+//   stays in shared memory per item;
 // - phase 3, C −= V Y: lane (a, jg) has rows 4a … and 128 + 4a …, columns 8jg …; stored straight
 //   to global memory.
-// What limits it (ncu, H100, 10⁶ × 128, 41.7% of the FMA peak): issue slots are 63% busy. With two
-// warps per scheduler the FFMA loops of phases 1 and 3 issue on about 80% of their cycles; the
-// bulk copies' issue loops, the shuffles, phase 2 and the barriers take about a third of the time
-// at half that rate. 12% of the FMAs meet V's zero triangle.
+// What limits it (ncu, H100, 10⁶ × 128, at 41.7% of the FMA peak; 42.3% since phase 2 takes both
+// row groups in one loop): issue slots are 63% busy. With two warps per scheduler the FFMA loops
+// of phases 1 and 3 issue on about 80% of their cycles; the bulk copies' issue loops, the
+// shuffles, phase 2 and the barriers take about a third of the time at half that rate. 12% of the
+// FMAs meet V's zero triangle.
 struct ResidentShape {
   static constexpr int chunk = 256, cols = 64, nb = 64;
   static constexpr int ld = chunk + 4;  // columns four banks apart, 16-byte aligned
@@ -829,17 +831,25 @@ __global__ void __launch_bounds__(kThreads, 1)
 
       {  // phase 2, Y = op(T) W: rows 4g … of Y from A(l, 4g …) (nonzero for l ≤ i with Tᵀ, l ≥ i with T)
         float y[2][4][2] = {};
+        int lo[2], hi[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int g = h == 0 ? warp : 15 - warp;
-          const int lo = transpose ? 0 : 4 * g, hi = transpose ? 4 * g + 4 : NB;
-#pragma unroll 1
-          for (int l4 = lo; l4 < hi; l4 += 4) {
-            const float* pa = sa + l4 * NB + ((g ^ ((l4 >> 2) & 15)) << 2);  // A(l4 + k, 4g) at pa + k·NB
+          lo[h] = transpose ? 0 : 4 * g;
+          hi[h] = transpose ? 4 * g + 4 : NB;
+        }
+        // Rows l4 … l4 + 3 of A for the groups in `groups` (bit h: group h), W's rows read once.
+        const auto step = [&](int l4, int groups) {
+          const int s = (l4 >> 2) & 15;
+          const float* pa0 = sa + l4 * NB + ((warp ^ s) << 2);  // A(l4 + k, 4g) at pa + k·NB
+          const float* pa1 = sa + l4 * NB + (((15 - warp) ^ s) << 2);
 #pragma unroll
-            for (int k = 0; k < 4; ++k) {
-              const float4 av = *reinterpret_cast<const float4*>(pa + k * NB);
-              const float2 wv = *reinterpret_cast<const float2*>(sw + (l4 + k) * NB + 2 * lane);
+          for (int k = 0; k < 4; ++k) {
+            const float2 wv = *reinterpret_cast<const float2*>(sw + (l4 + k) * NB + 2 * lane);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              if (!(groups >> h & 1)) continue;
+              const float4 av = *reinterpret_cast<const float4*>((h == 0 ? pa0 : pa1) + k * NB);
               const float ar[4] = {av.x, av.y, av.z, av.w};
 #pragma unroll
               for (int ii = 0; ii < 4; ++ii) {
@@ -848,6 +858,17 @@ __global__ void __launch_bounds__(kThreads, 1)
               }
             }
           }
+        };
+        // Both groups where their ranges meet, then each alone over the rest of its own.
+        const int both_lo = max(lo[0], lo[1]), both_hi = min(hi[0], hi[1]);
+#pragma unroll 1
+        for (int l4 = both_lo; l4 < both_hi; l4 += 4) step(l4, 3);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll 1
+          for (int l4 = lo[h]; l4 < both_lo; l4 += 4) step(l4, 1 << h);
+#pragma unroll 1
+          for (int l4 = both_hi; l4 < hi[h]; l4 += 4) step(l4, 1 << h);
         }
         __syncthreads();  // W's readers are done: Y overwrites it
 #pragma unroll

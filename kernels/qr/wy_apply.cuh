@@ -9,8 +9,8 @@
 // products from shared memory), so a reflector block costs a few barrier phases, not one per
 // reflector. Two kernels (WyApplyKernel below): chunked, any layout up to 32 reflectors, and
 // resident, FP32 blocks of up to 256 rows × 64 reflectors. Measured on the H100
-// (anderson10.kernels, 10⁶ rows, FP32): 256 × 64 blocks on the resident kernel at 27.9 TFLOP/s,
-// 41.7% of the FMA peak, with 128 trailing columns (44.3% with 512); 256 × 32 on the chunked one
+// (anderson10.kernels, 10⁶ rows, FP32): 256 × 64 blocks on the resident kernel at 28.3 TFLOP/s,
+// 42.3% of the FMA peak, with 128 trailing columns (44.8% with 512); 256 × 32 on the chunked one
 // at 20.7 (30.9%); the per-reflector kernels at most 11.3 (16.9%).
 //
 // The blocks are one of three row layouts (WyBlocks::rows):
