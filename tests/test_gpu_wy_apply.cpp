@@ -31,6 +31,20 @@ constexpr double kTolerance = 64.0;
 template <class T>
 class GpuWyApply : public CaqrDeviceTest<T> {
  protected:
+  // CAQR's first-level blocks: `rows`-row blocks of k reflectors stored in v (ld m), taus k apart.
+  static kernels::WyBlocks<T> fixed_blocks(const T* v, const T* tau, std::int64_t m, int rows, int k) {
+    kernels::WyBlocks<T> b;
+    b.rows = kernels::WyRows::fixed;
+    b.blocks = static_cast<int>((m + rows - 1) / rows);
+    b.k = k;
+    b.m = m;
+    b.block_rows = rows;
+    b.v = v;
+    b.ldv = m;
+    b.tau = tau;
+    b.tau_stride = k;
+    return b;
+  }
   // The T factors of `blocks` in one buffer, one level after another; returns each level's offset.
   std::vector<std::size_t> build_t(const std::vector<kernels::WyBlocks<T>>& levels, DeviceBuffer<T>& t) {
     std::vector<std::size_t> offsets;
@@ -61,16 +75,7 @@ TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
     auto panel = this->upload(this->random(m, sh.cols, 11 + sh.rows));
     DeviceBuffer<T> tau(static_cast<std::size_t>(blocks * sh.cols));
     kernels::launch_caqr_factor<T>(panel.data(), m, m, sh.cols, sh.rows, tau.data(), sh.cols, this->stream_);
-    kernels::WyBlocks<T> b;
-    b.rows = kernels::WyRows::fixed;
-    b.blocks = static_cast<int>(blocks);
-    b.k = sh.cols;
-    b.m = m;
-    b.block_rows = sh.rows;
-    b.v = panel.data();
-    b.ldv = m;
-    b.tau = tau.data();
-    b.tau_stride = sh.cols;
+    const auto b = this->fixed_blocks(panel.data(), tau.data(), m, sh.rows, sh.cols);
     DeviceBuffer<T> t;
     const auto offsets = this->build_t({b}, t);
     const auto c = this->random(m, cols, 99);
@@ -122,16 +127,7 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
       panel = this->upload(this->random(cs.m, cs.k, 17 + cs.k));
       kernels::launch_caqr_factor<T>(panel.data(), cs.m, cs.m, cs.k, cs.rows, tau.data(), cs.k, this->stream_);
     }
-    kernels::WyBlocks<T> b;
-    b.rows = kernels::WyRows::fixed;
-    b.blocks = static_cast<int>(blocks);
-    b.k = cs.k;
-    b.m = cs.m;
-    b.block_rows = cs.rows;
-    b.v = panel.data();
-    b.ldv = cs.m;
-    b.tau = tau.data();
-    b.tau_stride = cs.k;
+    const auto b = this->fixed_blocks(panel.data(), tau.data(), cs.m, cs.rows, cs.k);
     if constexpr (sizeof(T) == 8) {
       EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, resident).empty());
       DeviceBuffer<T> t(static_cast<std::size_t>(blocks * kernels::wy_t_entries(cs.k))), c(1);
@@ -177,16 +173,7 @@ TYPED_TEST(GpuWyApply, ResidentTakesSplitRows) {
       auto panel = this->upload(this->random(m, k, 40 + k));
       DeviceBuffer<T> tau(static_cast<std::size_t>(blocks * k));
       kernels::launch_caqr_factor<T>(panel.data(), m, m, k, rows, tau.data(), k, this->stream_);
-      kernels::WyBlocks<T> fixed;
-      fixed.rows = kernels::WyRows::fixed;
-      fixed.blocks = blocks;
-      fixed.k = k;
-      fixed.m = m;
-      fixed.block_rows = rows;
-      fixed.v = panel.data();
-      fixed.ldv = m;
-      fixed.tau = tau.data();
-      fixed.tau_stride = k;
+      const auto fixed = this->fixed_blocks(panel.data(), tau.data(), m, rows, k);
       auto split = fixed;
       split.rows = kernels::WyRows::split;
       split.block_rows = 0;
@@ -265,16 +252,7 @@ TYPED_TEST(GpuWyApply, QUndoesQtAndZeroTausChangeNothing) {
   auto panel = this->upload(this->random(m, k, 3));
   DeviceBuffer<T> tau(static_cast<std::size_t>(blocks * k));
   kernels::launch_caqr_factor<T>(panel.data(), m, m, k, br, tau.data(), k, this->stream_);
-  kernels::WyBlocks<T> b;
-  b.rows = kernels::WyRows::fixed;
-  b.blocks = static_cast<int>(blocks);
-  b.k = k;
-  b.m = m;
-  b.block_rows = br;
-  b.v = panel.data();
-  b.ldv = m;
-  b.tau = tau.data();
-  b.tau_stride = k;
+  const auto b = this->fixed_blocks(panel.data(), tau.data(), m, br, k);
   DeviceBuffer<T> t;
   this->build_t({b}, t);
   const auto c = this->random(m, cols, 8);
@@ -295,16 +273,7 @@ TYPED_TEST(GpuWyApply, QUndoesQtAndZeroTausChangeNothing) {
 TYPED_TEST(GpuWyApply, RejectsMalformedBlocks) {
   using T = TypeParam;
   DeviceBuffer<T> v(1024), tau(64), t(4096), c(1024);
-  kernels::WyBlocks<T> b;
-  b.rows = kernels::WyRows::fixed;
-  b.blocks = 4;
-  b.k = 8;
-  b.m = 1024;
-  b.block_rows = 256;
-  b.v = v.data();
-  b.ldv = 1024;
-  b.tau = tau.data();
-  b.tau_stride = 8;
+  const auto b = this->fixed_blocks(v.data(), tau.data(), 1024, 256, 8);
   auto bad = b;
   bad.k = kernels::wy_max_reflectors<T>() + 1;
   EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_), std::invalid_argument);
