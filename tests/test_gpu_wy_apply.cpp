@@ -277,8 +277,8 @@ TYPED_TEST(GpuWyApply, RejectsMalformedBlocks) {
   auto bad = b;
   bad.k = kernels::wy_max_reflectors<T>() + 1;
   EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_), std::invalid_argument);
-  bad = b;  // the chunked and split applies stop at 32 reflectors, the resident one at 256 rows
-  bad.k = 33;
+  bad = b;  // the chunked and split applies stop at kWyChunkedMaxReflectors, the resident one at 256 rows
+  bad.k = kernels::kWyChunkedMaxReflectors + 1;
   EXPECT_THROW(kernels::launch_wy_apply<T>(bad, t.data(), c.data(), 1024, 1, true, this->stream_,
                                            kernels::WyApplyKernel::chunked),
                std::invalid_argument);

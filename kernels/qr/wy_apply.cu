@@ -577,8 +577,9 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // updated, and the next load (bulk copies of whole columns where the block is whole), so every
 // load is issued at least half a tile ahead: the tile's buffer is released once each thread has
 // its entries of C in registers, V's once the item's last tile is done, and the next load in
-// order (V of the next item, or its next tile) goes into whichever is free. Per tile, 256 threads, each with 8 × 8 entries in registers (16-byte loads
-// of 8 + 8 operands per 64 FMAs: the shared-memory pipe keeps pace with the FMA pipe):
+// order (V of the next item, or its next tile) goes into whichever is free. Per tile, 256
+// threads, each with 8 × 8 entries in registers (16-byte loads of 8 + 8 operands per 64 FMAs: the
+// shared-memory pipe keeps pace with the FMA pipe):
 // - phase 1, W = VᵀC (64 × 64): each warp has eight rows of W; lane (jg, q) its columns jg + 8e
 //   over the rows 16s + 4q …, the four q's partial sums added by two shuffle rounds;
 // - phase 2, Y = op(T) W, in place of W: a lane per two columns and the row groups w and 15 − w
@@ -947,7 +948,7 @@ void check_blocks(const WyBlocks<T>& b) {
 }
 
 // The width a block of k reflectors runs at (its V and T padded with zeros): 16, 32 or 64.
-int padded_width(int k) { return k <= 16 ? 16 : k <= 32 ? 32 : 64; }
+int padded_width(int k) { return k <= 16 ? 16 : k <= kWyChunkedMaxReflectors ? kWyChunkedMaxReflectors : 64; }
 
 // f(NB) with NB = padded_width(k) as a std::integral_constant (64 only in FP32; check_blocks has
 // rejected wider FP64 blocks).
@@ -955,8 +956,8 @@ template <class T, class F>
 void with_width(int k, F&& f) {
   if (k <= 16)
     f(std::integral_constant<int, 16>{});
-  else if (k <= 32)
-    f(std::integral_constant<int, 32>{});
+  else if (k <= kWyChunkedMaxReflectors)
+    f(std::integral_constant<int, kWyChunkedMaxReflectors>{});
   else if constexpr (sizeof(T) == 4)
     f(std::integral_constant<int, 64>{});
 }
@@ -968,7 +969,7 @@ void configure() {
   static const bool done = [] {
     constexpr int bytes = static_cast<int>(smem_bytes<T, NB>());
     GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_larft_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    if constexpr (NB <= 32) {
+    if constexpr (NB <= kWyChunkedMaxReflectors) {
       GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_kernel<T, NB>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
       constexpr int split = static_cast<int>(split_smem_bytes<T, NB>());
       GPUFACT_CUDA_CHECK(
@@ -1036,24 +1037,25 @@ WyApplyKernel wy_apply_kernel_from(const std::string& name) {
 int wy_t_entries(int k) { return padded_width(k) * padded_width(k); }
 
 template <class T>
+WyApplyKernel wy_apply_kernel_for(const WyBlocks<T>& b, WyApplyKernel kernel) {
+  if (kernel != WyApplyKernel::automatic) return kernel;
+  return b.k > kWyChunkedMaxReflectors ? WyApplyKernel::resident : WyApplyKernel::chunked;
+}
+
+template <class T>
 std::string wy_apply_kernel_problem(const WyBlocks<T>& b, WyApplyKernel kernel) {
-  if (kernel == WyApplyKernel::chunked) {
-    if (b.k > 32) return "the chunked apply takes at most 32 reflectors per block; k = " + std::to_string(b.k);
+  if (wy_apply_kernel_for(b, kernel) == WyApplyKernel::chunked) {
+    if (b.k > kWyChunkedMaxReflectors)
+      return "the chunked apply takes at most " + std::to_string(kWyChunkedMaxReflectors) +
+             " reflectors per block; k = " + std::to_string(b.k);
     return {};
   }
-  if (kernel == WyApplyKernel::automatic && b.k <= 32) return {};
   if (sizeof(T) != 4) return "the resident apply is FP32 only";
   if (b.rows == WyRows::tree) return "a tree level gathers its rows; the resident apply needs contiguous ones";
   if (const std::int64_t rows = widest_block_rows(b); rows > kResidentMaxRows)
     return "blocks of " + std::to_string(rows) + " rows; the resident apply holds at most " +
            std::to_string(kResidentMaxRows);
   return {};
-}
-
-template <class T>
-WyApplyKernel wy_apply_kernel_for(const WyBlocks<T>& b, WyApplyKernel kernel) {
-  if (kernel != WyApplyKernel::automatic) return kernel;
-  return b.k > 32 ? WyApplyKernel::resident : WyApplyKernel::chunked;
 }
 
 template <class T>
@@ -1106,7 +1108,7 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
                                 std::to_string(65535 * kTileCols));
   with_width<T>(b.k, [&](auto nb) {
     constexpr int NB = decltype(nb)::value;
-    if constexpr (NB <= 32) {
+    if constexpr (NB <= kWyChunkedMaxReflectors) {
       configure<T, NB>();
       const dim3 grid(static_cast<unsigned>(b.blocks), static_cast<unsigned>(tiles));
       wy_apply_kernel<T, NB><<<grid, kThreads, smem_bytes<T, NB>(), stream>>>(b, t, c, ldc, cols, transpose);
@@ -1141,8 +1143,9 @@ template <class T>
 void launch_wy_apply_split(const WyBlocks<T>& b, T* c, std::int64_t ldc, std::int64_t cols, bool transpose, T* ws,
                            cudaStream_t stream) {
   check_blocks(b);
-  if (b.k > 32)
-    throw std::invalid_argument("compact-WY apply: the split apply takes at most 32 reflectors per block; k = " +
+  if (b.k > kWyChunkedMaxReflectors)
+    throw std::invalid_argument("compact-WY apply: the split apply takes at most " +
+                                std::to_string(kWyChunkedMaxReflectors) + " reflectors per block; k = " +
                                 std::to_string(b.k));
   if (cols <= 0) return;
   constexpr int TC = SplitShape<T>::cols;
@@ -1152,7 +1155,7 @@ void launch_wy_apply_split(const WyBlocks<T>& b, T* c, std::int64_t ldc, std::in
                                 std::to_string(chunks) + " chunks × " + std::to_string(cols) + " columns is too many");
   with_width<T>(b.k, [&](auto nb) {
     constexpr int NB = decltype(nb)::value;
-    if constexpr (NB <= 32) {
+    if constexpr (NB <= kWyChunkedMaxReflectors) {
       configure<T, NB>();
       const dim3 grid(static_cast<unsigned>(b.blocks * chunks), static_cast<unsigned>(tiles));
       const int ch = static_cast<int>(chunks);

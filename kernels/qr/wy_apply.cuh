@@ -33,6 +33,8 @@ template <class T>
 constexpr int wy_max_reflectors() {
   return sizeof(T) == 4 ? 64 : 32;
 }
+// The most the chunked and split applies take (wider FP32 blocks run on the resident kernel).
+constexpr int kWyChunkedMaxReflectors = 32;
 
 enum class WyRows : int { fixed, split, tree };
 
@@ -68,12 +70,12 @@ void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream);
 
 // Which kernel launch_wy_apply runs:
 // - chunked: a thread block per (block, 64-column tile in FP32, 32 in FP64), the block's rows
-//   through shared memory twice, 256 (FP32) or 128 (FP64) at a time; any row layout, up to 32
-//   reflectors;
+//   through shared memory twice, 256 (FP32) or 128 (FP64) at a time; any row layout, up to
+//   kWyChunkedMaxReflectors;
 // - resident (FP32, up to 64 reflectors, blocks of at most 256 contiguous rows: fixed or split):
 //   one thread block per SM, persistent; a block's V stays in shared memory while C streams
 //   through in 64-column tiles, the next load always in flight during the current tile's update;
-// - automatic: resident for blocks wider than 32 reflectors, chunked otherwise.
+// - automatic: resident for blocks wider than kWyChunkedMaxReflectors, chunked otherwise.
 enum class WyApplyKernel : int { automatic, chunked, resident };
 const char* to_string(WyApplyKernel k);
 // Throws std::invalid_argument naming the choices.
@@ -94,9 +96,8 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
                      cudaStream_t stream, WyApplyKernel kernel = WyApplyKernel::automatic);
 
 // The same apply for few blocks (a TSQR tree level, a panel's leaves at a few thousand rows), up to
-// 32 reflectors: each
-// block's rows in chunks of 64 and C in tiles of 32 columns, a thread block each, so they run side
-// by side. Two launches (each chunk's VᵀV and VᵀC into `workspace`, wy_apply_split_workspace
+// kWyChunkedMaxReflectors: each block's rows in chunks of 64 and C in tiles of 32 columns, a thread
+// block each, so they run side by side. Two launches (each chunk's VᵀV and VᵀC into `workspace`, wy_apply_split_workspace
 // entries; then per chunk: its block's T, W ← op(T) W, C −= V W); no launch_wy_larft beforehand.
 template <class T>
 std::size_t wy_apply_split_workspace(const WyBlocks<T>& b, std::int64_t cols);
