@@ -113,7 +113,9 @@ struct Exchange {
   // its row, then value(k) for columns k = j..b.
   template <class Value>
   __device__ void push_candidate(int parity, int j, unsigned row, Value value) const {
-    const int t = static_cast<int>(threadIdx.x), per_dest = kThreads / C, dest = t / per_dest;
+    // C is a power of two (coop_panel_shape doubles it): shifts, not two integer divisions a column.
+    const int t = static_cast<int>(threadIdx.x), shift = __ffs(kThreads) - __ffs(C), per_dest = 1 << shift,
+              dest = t >> shift;
     // Addresses in the destination CTA (its shared memory is one contiguous window of the cluster's).
     const unsigned dest_bar = in_cta(smem_u32(&bars[parity]), dest);
     const unsigned row_slot = in_cta(smem_u32(&received_row[parity * kMaxCluster + g]), dest);
@@ -338,23 +340,36 @@ __global__ void __launch_bounds__(kThreads, 1)
 // t + kThreads, ... of its CTA, all BW columns, so the rank-1 update is register FMAs with the
 // pivot row read once per column; each warp's candidate row goes through shared memory only to
 // be pushed. Multipliers are divided by their pivot as they are formed.
+//
+// The column loop is not unrolled: a thread's registers hold its rows' columns j, j + 1, ...
+// (column j in v[.][0]), and each update writes column k + 1's new value into v[.][k], so the
+// registers shift down one column per step at no extra cost. The finished column j goes to shared
+// memory (R values per column; the rows' final values, written back at the end). An unrolled
+// loop, each column with its own code, made the kernel 180-400 KB of instructions, fetched from
+// L2 once per column: while a trailing GEMM loaded L2, every phase ran two to five times longer.
 template <class T, int BW, int RPT>
 __global__ void __launch_bounds__(kThreads, 1)
     lu_panel_reg_kernel(T* __restrict__ a, std::int64_t lda, int m, int b, int R, std::int64_t* __restrict__ ipiv,
                         int* __restrict__ info, unsigned long long* __restrict__ profile, int left, int right,
                         int pivot_offset) {
+  extern __shared__ __align__(16) unsigned char smem[];  // R x b, column-major: the finished columns
   __shared__ __align__(8) unsigned long long bars[2];
   __shared__ unsigned received_row[2 * kMaxCluster];
   __shared__ T part_value[2 * kWarps];
   __shared__ unsigned part_row[2 * kWarps];
-  __shared__ __align__(16) T received[2 * kMaxCluster * BW];
-  __shared__ T staging[2][kWarps][BW];  // per parity, each warp's candidate row
+  // + BW: the update reads a pivot row's columns j + 1 .. j + BW - 1, past its slot when j > 0
+  // (values that only reach registers past column b).
+  __shared__ __align__(16) T received[2 * kMaxCluster * BW + BW];
+  // Per parity, each warp's candidate row by column; the columns past b hold what its registers
+  // past column b hold (written without a bound, so the lane that writes it does not branch).
+  __shared__ T staging[2][kWarps][2 * BW];
   __shared__ int piv[BW], cur[BW], pos_of[BW];
   cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks()), g = static_cast<int>(cluster.block_rank());
   const Exchange<T> x{bars, received_row, received, part_value, part_row, C, g, b, BW};
   const int t = static_cast<int>(threadIdx.x), warp = t >> 5;
   const int row0 = g * R, rows = max(0, min(R, m - row0));
+  T* done = reinterpret_cast<T*>(smem);
   PhaseClock clock(profile);
 
   T v[RPT][BW];
@@ -366,22 +381,24 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
     for (int k = 0; k < BW; ++k) v[i][k] = r < rows && k < b ? a[row0 + r + k * lda] : T(0);
   }
+  if (t < BW) received[2 * kMaxCluster * BW + t] = T(0);
   if (t == 0) x.init();
   int first_zero = 0;
   cluster.sync();
   clock.lap(kCoopLoad);
 
-#pragma unroll
-  for (int j = 0; j < BW; ++j) {
-    if (j >= b) break;
+  // Column j with columns j .. b - 1 in v[.][0 .. W): W, a power of two >= b - j, bounds the
+  // registers the staging and the update touch.
+  const auto column = [&](int j, auto width) {
+    constexpr int W = decltype(width)::value;
     const int parity = j & 1;
     T best = T(-1);
     unsigned best_row = kNoRow;
     int best_i = 0;
 #pragma unroll
     for (int i = 0; i < RPT; ++i)
-      if (chosen[i] < 0 && abs(v[i][j]) > best) {
-        best = abs(v[i][j]);
+      if (chosen[i] < 0 && abs(v[i][0]) > best) {
+        best = abs(v[i][0]);
         best_row = static_cast<unsigned>(row0 + t + i * kThreads);
         best_i = i;
       }
@@ -392,12 +409,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     warp_argmax(wv, wrow, unused);
     if (wrow != kNoRow && wrow == best_row) {
 #pragma unroll
-      for (int k = j; k < BW; ++k) {
+      for (int k = 0; k < W; ++k) {
         T y = v[0][k];
 #pragma unroll
         for (int i = 1; i < RPT; ++i)
           if (best_i == i) y = v[i][k];
-        staging[parity][warp][k] = y;
+        staging[parity][warp][j + k] = y;
       }
     }
     const int cta_warp = x.cta_candidate(parity, best, best_row);
@@ -420,33 +437,45 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (u == T(0) && first_zero == 0) first_zero = j + 1;
     }
     clock.lap(kCoopWait);
-    if (u != T(0)) {
-      const bool reciprocal = abs(u) >= sfmin<T>();
-      const T rinv = T(1) / u;
-      T l[RPT];
+    // Column j is finished: the candidates' multipliers (none when the pivot is zero), the chosen
+    // rows' U. Every row's later columns move down a register, less l times the pivot row.
+    const bool divide = u != T(0), reciprocal = abs(u) >= sfmin<T>();
+    const T rinv = T(1) / u;
+    T l[RPT];
 #pragma unroll
-      for (int i = 0; i < RPT; ++i) {
-        l[i] = T(0);
-        if (chosen[i] < 0) l[i] = v[i][j] = reciprocal ? v[i][j] * rinv : v[i][j] / u;
-      }
+    for (int i = 0; i < RPT; ++i) {
+      T f = v[i][0];
+      l[i] = T(0);
+      if (divide && chosen[i] < 0) l[i] = f = reciprocal ? f * rinv : f / u;
+      const int r = t + i * kThreads;
+      if (r < rows) done[j * R + r] = f;
+    }
 #pragma unroll
-      for (int k = j + 1; k < BW; ++k) {
-        const T p = prow[k];
+    for (int k = 1; k < W; ++k) {
+      const T p = prow[j + k];
 #pragma unroll
-        for (int i = 0; i < RPT; ++i) v[i][k] -= l[i] * p;
-      }
+      for (int i = 0; i < RPT; ++i) v[i][k - 1] = v[i][k] - l[i] * p;
     }
     clock.lap(kCoopUpdate);
+  };
+  int j = 0;
+#pragma unroll 1
+  for (; j < b - BW / 2; ++j) column(j, std::integral_constant<int, BW>{});
+  if constexpr (BW > 32) {
+#pragma unroll 1
+    for (; j < b - 16; ++j) column(j, std::integral_constant<int, 32>{});
   }
+#pragma unroll 1
+  for (; j < b - 8; ++j) column(j, std::integral_constant<int, 16>{});
+#pragma unroll 1
+  for (; j < b; ++j) column(j, std::integral_constant<int, 8>{});
   finish_exchanges(piv, cur, pos_of, b, ipiv, pivot_offset, info, first_zero);
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
     const int r = t + i * kThreads;
     if (r >= rows) break;
     const int dest = final_row(chosen[i], row0 + r, b, pos_of);
-#pragma unroll
-    for (int k = 0; k < BW; ++k)
-      if (k < b) a[dest + k * lda] = v[i][k];
+    for (int k = 0; k < b; ++k) a[dest + k * lda] = done[k * R + r];
   }
   interchange_span<T, 2 * BW / 32>(a, lda, b, left, right, piv, pos_of);
   clock.lap(kCoopStore);
@@ -461,17 +490,20 @@ std::size_t shared_limit() {
   return limit;
 }
 
-// Clusters of 16 allowed (and the shared-memory kernel's large dynamic shared memory), once per kernel.
+// Clusters of 16 allowed, and all the dynamic shared memory the kernel's static arrays leave
+// (the shared-memory kernel's panel, the register kernel's finished columns), once per kernel.
+// Returns that many bytes.
 template <auto Kernel>
-void set_attributes(bool large_shared) {
-  static const bool done = [large_shared] {
-    if (large_shared)
-      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(shared_limit())));
+std::size_t set_attributes() {
+  static const std::size_t most = [] {
+    cudaFuncAttributes attributes{};
+    GPUFACT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, Kernel));
+    const int bytes = current_device_shared_optin() - static_cast<int>(attributes.sharedSizeBytes);
+    GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    return true;
+    return static_cast<std::size_t>(bytes);
   }();
-  (void)done;
+  return most;
 }
 
 // The register kernel's class for b columns and rows per CTA: rows per thread (1, 2 or 4; 0: use
@@ -485,7 +517,7 @@ int register_rows_per_thread(std::int64_t b, int rows, std::size_t element_bytes
 }
 
 template <auto Kernel, class T>
-void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
+void launch_cluster(const CoopPanelShape& shape, T* a, std::int64_t lda, std::int64_t m,
                     std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile,
                     const LuPanelSpan& span);
 
@@ -504,32 +536,36 @@ void panel_coop(T* a, std::int64_t lda, std::int64_t m, std::int64_t b, std::int
     throw std::invalid_argument("launch_lu_panel_coop: an " + std::to_string(m) + " x " + std::to_string(b) +
                                 " panel does not fit in the shared memory of a cluster of " +
                                 std::to_string(coop_panel_max_cluster()) + " CTAs (coop_panel_fit_width)");
-  const auto launch = [&](auto kernel, bool large_shared) {
-    launch_cluster<decltype(kernel)::value, T>(shape, large_shared, a, lda, m, b, ipiv, info, stream, profile, span);
+  const auto launch = [&](auto kernel) {
+    launch_cluster<decltype(kernel)::value, T>(shape, a, lda, m, b, ipiv, info, stream, profile, span);
   };
   using Kernel = decltype(&lu_panel_coop_kernel<T>);  // the register kernels have the same signature
   const int rpt = shape.rows_per_thread;
-  if (rpt == 0) return launch(std::integral_constant<Kernel, &lu_panel_coop_kernel<T>>{}, true);
+  if (rpt == 0) return launch(std::integral_constant<Kernel, &lu_panel_coop_kernel<T>>{});
   if (b <= 32) {
-    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 1>>{}, false);
-    if (rpt == 2) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 2>>{}, false);
+    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 1>>{});
+    if (rpt == 2) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 2>>{});
     if constexpr (sizeof(T) == 4)
-      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 4>>{}, false);
+      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 32, 4>>{});
   } else {
-    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 1>>{}, false);
+    if (rpt == 1) return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 1>>{});
     if constexpr (sizeof(T) == 4)
-      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 2>>{}, false);
+      return launch(std::integral_constant<Kernel, &lu_panel_reg_kernel<T, 64, 2>>{});
   }
   throw std::logic_error("launch_lu_panel_coop: no register class for the shape");
 }
 
 template <auto Kernel, class T>
-void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::int64_t lda, std::int64_t m,
+void launch_cluster(const CoopPanelShape& shape, T* a, std::int64_t lda, std::int64_t m,
                     std::int64_t b, std::int64_t* ipiv, int* info, cudaStream_t stream, unsigned long long* profile,
                     const LuPanelSpan& span) {
-  set_attributes<Kernel>(large_shared);
+  // A register kernel takes all the shared memory it may, though it needs only shape.shared_bytes:
+  // no CTA of another kernel (a trailing GEMM's) then shares its SMs. Beside a GEMM that did, the
+  // LU at n = 8192 FP32 ran 5% slower.
+  const std::size_t most = set_attributes<Kernel>();
+  const std::size_t bytes = shape.rows_per_thread > 0 ? most : shape.shared_bytes;
   cudaLaunchAttribute attr{};
-  const cudaLaunchConfig_t cfg = cluster_launch_config(shape.ctas, kThreads, shape.shared_bytes, stream, &attr);
+  const cudaLaunchConfig_t cfg = cluster_launch_config(shape.ctas, kThreads, bytes, stream, &attr);
   GPUFACT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, Kernel, a, lda, static_cast<int>(m), static_cast<int>(b), shape.rows,
                                         ipiv, info, profile, static_cast<int>(span.left), static_cast<int>(span.right),
                                         static_cast<int>(span.pivot_offset)));
@@ -539,7 +575,7 @@ void launch_cluster(const CoopPanelShape& shape, bool large_shared, T* a, std::i
 
 int coop_panel_max_cluster() {
   static const int most = [] {
-    set_attributes<&lu_panel_coop_kernel<float>>(true);
+    (void)set_attributes<&lu_panel_coop_kernel<float>>();
     cudaLaunchAttribute attr{};
     const cudaLaunchConfig_t cfg = cluster_launch_config(kMaxCluster, kThreads, shared_limit(), nullptr, &attr);
     int clusters = 0;
@@ -558,7 +594,8 @@ CoopPanelShape coop_panel_shape(std::int64_t m, std::int64_t b, std::size_t elem
   int ctas = 1;
   while (ctas < most && static_cast<std::int64_t>(ctas) * kMinRows < m) ctas *= 2;
   const auto rows = static_cast<int>((m + ctas - 1) / ctas);
-  if (const int rpt = register_rows_per_thread(b, rows, element_bytes); rpt > 0) return {ctas, rows, 0, rpt};
+  if (const int rpt = register_rows_per_thread(b, rows, element_bytes); rpt > 0)
+    return {ctas, rows, static_cast<std::size_t>(rows) * static_cast<std::size_t>(b) * element_bytes, rpt};
   if (rows > kMaxRowsPerThread * kThreads) return {};
   const std::size_t bytes = shared_layout(rows, static_cast<int>(b), ctas, element_bytes).total;
   if (bytes > shared_limit()) return {};

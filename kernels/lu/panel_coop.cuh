@@ -25,8 +25,8 @@ inline constexpr int kCoopPanelMaxWidth = 512;  // widest panel (b)
 
 // How an m × b panel is spread: a cluster of `ctas` CTAs of `rows` rows each. Panels of up to 64
 // columns whose rows fit 1, 2 or 4 per thread (FP64: 1 at 64 columns, 2 at 32) live in registers
-// (rows_per_thread > 0); others in `shared_bytes` of dynamic shared memory per CTA. ctas == 0: the
-// panel fits neither way in the largest cluster.
+// (rows_per_thread > 0; `shared_bytes` then holds the finished columns); others in `shared_bytes`
+// of dynamic shared memory per CTA. ctas == 0: the panel fits neither way in the largest cluster.
 struct CoopPanelShape {
   int ctas = 0;
   int rows = 0;
