@@ -468,8 +468,8 @@ AxisSpec leaf_axis() {
   return {.name = "leaf", .kind = AxisKind::integer,
           .help = "gpu_resident: recursive panel down to leaves of this many columns, each by cuSOLVER, TSLU or "
                   "the cooperative kernel (axis panel; 0: one cuSOLVER getrf per panel, 32-column TSLU leaves, or "
-                  "32-column cooperative leaves, each cut per panel to what fits: in registers, else the widest in "
-                  "shared memory)",
+                  "64-column cooperative leaves, each cut per panel to what fits: 64 or 32 columns in registers, else "
+                  "the widest in shared memory)",
           .defaults = "0", .min = 0, .max = 512};
 }
 AxisSpec panel_axis() {

@@ -48,9 +48,11 @@ struct LuOptions {
 };
 
 inline constexpr std::int64_t kTournamentLeaf = 32;
-// The cooperative leaf's default width: 32 columns beat the widest that fits (64 from n = 8192) by
-// 2–6% at n = 8192 and evened or won at 16384 on H100s, s and d (results/nvidia-h100/lu-leaf-32.json).
-inline constexpr std::int64_t kCooperativeLeaf = 32;
+// The cooperative leaf's default width (each panel then takes 64 columns where the register kernel
+// holds them, else 32): since the leaf's column loop is rolled, 64 beats 32 on one H100 by 3.5% at
+// n = 8192 FP32 and 0.9% at 16384, FP64 even (results/nvidia-h100/lu-solve-leaf-rolled-8192.json and
+// -16384.json; with the unrolled loop 32 had won, lu-leaf-32.json).
+inline constexpr std::int64_t kCooperativeLeaf = 64;
 
 // The leaf width the GPU-resident LU asks for: panel_leaf, or left at 0 kTournamentLeaf for a
 // tournament panel (a TSLU leaf is at most 64 wide) and kCooperativeLeaf for a cooperative one
