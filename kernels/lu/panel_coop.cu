@@ -345,8 +345,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 // (column j in v[.][0]), and each update writes column k + 1's new value into v[.][k], so the
 // registers shift down one column per step at no extra cost. The finished column j goes to shared
 // memory (R values per column; the rows' final values, written back at the end). An unrolled
-// loop, each column with its own code, made the kernel 180-400 KB of instructions, fetched from
-// L2 once per column: while a trailing GEMM loaded L2, every phase ran two to five times longer.
+// loop, each column with its own code, made the kernel 138-395 KB of instructions, fetched from
+// L2 once per column: while a trailing GEMM loaded L2, a leaf took 2.6-3 times longer (its
+// register-only update five times).
 template <class T, int BW, int RPT>
 __global__ void __launch_bounds__(kThreads, 1)
     lu_panel_reg_kernel(T* __restrict__ a, std::int64_t lda, int m, int b, int R, std::int64_t* __restrict__ ipiv,
