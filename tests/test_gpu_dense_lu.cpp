@@ -21,6 +21,7 @@
 
 #include "tests/gpu_test.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -395,6 +396,66 @@ TEST_F(DenseLuGpu, SingularInfoAsLapack) {
   }
 }
 
+// LuOptions::graph: the first call captures, later calls on the same matrix replay the graph on
+// new data (each replay must factor what the matrix holds now, and report its own info, pivots
+// and non-finite entries), and a call on another matrix captures again. Cooperative and cuSOLVER
+// leaves, odd and rectangular shapes, both precisions.
+template <class T>
+void check_graph_replays(std::int64_t m, std::int64_t n, PanelMethod panel, cudaStream_t s) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " graph m=" + std::to_string(m) + " n=" + std::to_string(n) +
+               " panel=" + panel_method_name(panel));
+  LuOptions o;
+  o.panel = panel;
+  o.graph = true;
+  LuResidentWorkspace<T> ws(m, n, o);
+  DeviceBuffer<T> first(static_cast<std::size_t>(m * n)), second(first.size());
+  std::vector<int> ipiv(static_cast<std::size_t>(std::min(m, n)), -1);
+  auto factor = [&](DeviceBuffer<T>& d, const HostMatrix<T>& a) {
+    GPUFACT_CUDA_CHECK(cudaMemcpyAsync(d.data(), a.data(), d.bytes(), cudaMemcpyHostToDevice, s));
+    std::fill(ipiv.begin(), ipiv.end(), -1);
+    const int info = lu_gpu_resident(m, n, d.data(), m, ipiv.data(), ws, s);
+    const auto lu = download(d.data(), d.size(), s);
+    return std::pair{info, lu_residual<T>(a.view(), MatrixView<const T>{lu.data(), m, n, m, Layout::col_major},
+                                          ipiv.data())};
+  };
+  for (std::uint64_t seed : {1, 2, 3}) {  // capture, then two replays on fresh matrices
+    HostMatrix<T> a(m, n);
+    fill_uniform(a.view(), seed);
+    const auto [info, residual] = factor(first, a);
+    EXPECT_EQ(info, 0) << "seed " << seed;
+    EXPECT_LT(residual, kTolerance) << "seed " << seed;
+  }
+  const cudaGraphExec_t captured = ws.graph->exec();
+  HostMatrix<T> singular(m, n);
+  fill_uniform(singular.view(), 4);
+  const std::int64_t zero_col = std::min(m, n) / 2;
+  for (std::int64_t i = 0; i < m; ++i) singular(i, zero_col) = T(0);
+  const auto [info, residual] = factor(first, singular);
+  EXPECT_EQ(info, zero_col + 1) << "replayed on a matrix with column " << zero_col << " zero";
+  EXPECT_LT(residual, kTolerance);
+  EXPECT_EQ(ws.graph->exec(), captured) << "the same matrix must replay, not capture again";
+  HostMatrix<T> other(m, n);
+  fill_uniform(other.view(), 5);
+  const auto [info2, residual2] = factor(second, other);
+  EXPECT_EQ(info2, 0);
+  EXPECT_LT(residual2, kTolerance) << "after capturing for another matrix";
+  HostMatrix<T> bad(m, n);
+  fill_uniform(bad.view(), 6);
+  bad(m - 1, n - 1) = std::numeric_limits<T>::infinity();
+  EXPECT_THROW(factor(second, bad), std::invalid_argument) << "Inf in a replayed call";
+}
+
+TEST_F(DenseLuGpu, GpuResidentGraphReplays) {
+  check_graph_replays<float>(1000, 1000, PanelMethod::cooperative, stream_);
+  check_graph_replays<double>(777, 1031, PanelMethod::cooperative, stream_);
+  check_graph_replays<float>(1031, 777, PanelMethod::cusolver, stream_);
+  check_graph_replays<double>(300, 300, PanelMethod::cusolver, stream_);
+  LuOptions o;
+  o.graph = true;
+  o.panel_sms = 8;
+  EXPECT_THROW(validate(o), std::invalid_argument) << "graph with a green context";
+}
+
 TEST_F(DenseLuGpu, NonFiniteInputIsAClearError) {
   const std::int64_t n = 200;
   HostMatrix<float> a(n, n);
@@ -414,10 +475,15 @@ TEST_F(DenseLuGpu, NonFiniteInputIsAClearError) {
       EXPECT_NE(std::string(e.what()).find("A(33, 150)"), std::string::npos) << e.what();
     }
   }
-  PinnedBuffer<float> work(static_cast<std::size_t>(n * n));
-  std::memcpy(work.data(), a.data(), work.bytes());
-  LuResidentWorkspace<float> ws(n, n, LuOptions{});
-  EXPECT_THROW(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), std::invalid_argument);
+  for (PanelMethod panel : {PanelMethod::cusolver, PanelMethod::cooperative}) {
+    PinnedBuffer<float> work(static_cast<std::size_t>(n * n));
+    std::memcpy(work.data(), a.data(), work.bytes());
+    LuOptions o;
+    o.panel = panel;
+    LuResidentWorkspace<float> ws(n, n, o);
+    EXPECT_THROW(lu_gpu_resident_host(n, n, work.data(), n, ipiv.data(), ws, stream_), std::invalid_argument)
+        << panel_method_name(panel);
+  }
 }
 
 TEST_F(DenseLuGpu, DeviceResidualAgreesWithHost) {

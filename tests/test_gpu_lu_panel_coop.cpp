@@ -152,6 +152,39 @@ TEST_F(LuPanelCoopGpu, ZeroColumnInfoAsLapack) {
   }
 }
 
+// NaN or Inf in a panel (the LU checks its input only after the factorization, which runs on
+// whatever it was given): the cluster still finishes, every pivot is a valid row below its column
+// and no later launch fails. A whole column of NaN, one Inf (whose updates make NaNs), in the
+// register kernel and the shared-memory kernel.
+template <class T>
+void check_nonfinite_panel(std::int64_t m, std::int64_t b, std::int64_t col, bool whole_column, cudaStream_t s) {
+  SCOPED_TRACE(std::string(sizeof(T) == 4 ? "s" : "d") + " m=" + std::to_string(m) + " b=" + std::to_string(b) +
+               (whole_column ? " NaN column " : " one Inf in column ") + std::to_string(col));
+  const std::int64_t lda = m;
+  HostMatrix<T> a = panel_test_matrix<T>(m, b, 21, -1, lda);
+  if (whole_column)
+    for (std::int64_t i = 0; i < m; ++i) a(i, col) = std::numeric_limits<T>::quiet_NaN();
+  else
+    a(m / 2, col) = std::numeric_limits<T>::infinity();
+  DevicePanel<T> dev(a, b, s);
+  kernels::launch_lu_panel_coop(dev.values.data(), lda, m, b, dev.ipiv.data(), dev.info.data(), s);
+  const auto ipiv = download(dev.ipiv.data(), dev.ipiv.size(), s);  // checks the launch's errors too
+  std::string pivots;
+  for (std::size_t j = 0; j < ipiv.size(); ++j) pivots += " " + std::to_string(ipiv[j]);
+  for (std::size_t j = 0; j < ipiv.size(); ++j) {
+    ASSERT_GE(ipiv[j], static_cast<std::int64_t>(j) + 1) << "j=" << j << "; ipiv:" << pivots;
+    ASSERT_LE(ipiv[j], m) << "j=" << j << "; ipiv:" << pivots;
+  }
+}
+
+TEST_F(LuPanelCoopGpu, NonFinitePanelStillFinishes) {
+  for (bool whole : {true, false}) {
+    check_nonfinite_panel<float>(8192, 64, 0, whole, stream_);     // register kernel
+    check_nonfinite_panel<double>(1000, 32, 7, whole, stream_);
+    check_nonfinite_panel<float>(4097, 100, 50, whole, stream_);   // shared-memory kernel
+  }
+}
+
 TEST_F(LuPanelCoopGpu, BadArgumentsAndPanelsThatDoNotFit) {
   DeviceBuffer<float> a(64 * 64);
   DeviceBuffer<std::int64_t> ipiv(64);

@@ -11,9 +11,11 @@ class CapturedGraph {
  public:
   CapturedGraph() = default;
   // Captures what `enqueue(stream)` issues on `stream` (which must be idle and not capturing)
-  // and instantiates it. A throw from `enqueue` ends the capture and propagates.
+  // and instantiates it with `instantiate_flags` (cudaGraphInstantiateFlagUseNodePriority: each
+  // kernel keeps the priority of the stream it was captured from). A throw from `enqueue` ends
+  // the capture and propagates.
   template <class Enqueue>
-  static CapturedGraph capture(cudaStream_t stream, Enqueue&& enqueue) {
+  static CapturedGraph capture(cudaStream_t stream, Enqueue&& enqueue, unsigned long long instantiate_flags = 0) {
     CapturedGraph g;
     GPUFACT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     try {
@@ -25,7 +27,7 @@ class CapturedGraph {
       throw;
     }
     GPUFACT_CUDA_CHECK(cudaStreamEndCapture(stream, &g.graph_));
-    GPUFACT_CUDA_CHECK(cudaGraphInstantiate(&g.exec_, g.graph_, 0));
+    GPUFACT_CUDA_CHECK(cudaGraphInstantiate(&g.exec_, g.graph_, instantiate_flags));
     return g;
   }
   ~CapturedGraph() { reset(); }

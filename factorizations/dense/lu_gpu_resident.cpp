@@ -110,14 +110,14 @@ std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const L
          (std::size_t{128} << 20);  // cuSOLVER and cuBLAS workspaces
 }
 
+namespace {
+
+// Everything the factorization does on the GPU, enqueued behind the work on `stream` and joined
+// back into it: the finite check, the panels and updates on the workspace's streams, then ipiv,
+// the leaves' infos and the first non-finite entry copied to ws's pinned buffers.
 template <class T>
-int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, int* ipiv, LuResidentWorkspace<T>& ws,
-                    cudaStream_t stream, PhaseTimer* timer) {
-  if (m != ws.m || n != ws.n) throw std::invalid_argument("lu_gpu_resident: workspace made for another shape");
-  if (ldda < std::max<std::int64_t>(1, m))
-    throw std::invalid_argument("lu_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, m)");
-  if (m == 0 || n == 0) return 0;
-  if (timer) timer->start(stream);
+void enqueue_lu(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, LuResidentWorkspace<T>& ws,
+                cudaStream_t stream, PhaseTimer* timer) {
   const auto steps = lu_schedule(m, n, ws.options);
   const bool tournament = ws.options.panel == PanelMethod::tournament;
   const bool cooperative = ws.options.panel == PanelMethod::cooperative;
@@ -296,17 +296,44 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
   st.panel_after_update();
   ws.aux_done.record(sa);
   GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(sp, ws.aux_done.get(), 0));
-  const std::int64_t k = std::min(m, n);
   const auto leaves = all_leaves(steps, ws);
   if (leaves.size() != leaf_index) throw std::logic_error("lu_gpu_resident: leaf count mismatch");
-  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), k * sizeof(std::int64_t),
+  GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_ipiv.data(), ws.ipiv.data(), std::min(m, n) * sizeof(std::int64_t),
                                      cudaMemcpyDeviceToHost, sp));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_infos.data(), ws.infos.data(), leaves.size() * sizeof(int),
                                      cudaMemcpyDeviceToHost, sp));
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(ws.host_first_nonfinite.data(), ws.first_nonfinite.data(),
                                      sizeof(unsigned long long), cudaMemcpyDeviceToHost, sp));
-  st.finished.record(sp);
-  st.finished.synchronize();
+  st.join_into(stream);
+}
+
+}  // namespace
+
+template <class T>
+int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, int* ipiv, LuResidentWorkspace<T>& ws,
+                    cudaStream_t stream, PhaseTimer* timer) {
+  if (m != ws.m || n != ws.n) throw std::invalid_argument("lu_gpu_resident: workspace made for another shape");
+  if (ldda < std::max<std::int64_t>(1, m))
+    throw std::invalid_argument("lu_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, m)");
+  if (m == 0 || n == 0) return 0;
+  if (ws.options.graph && !timer) {
+    if (!ws.graph || ws.graph_matrix != d_a || ws.graph_ld != ldda) {
+      ws.graph.reset();
+      ws.graph = std::make_unique<CapturedGraph>(CapturedGraph::capture(
+          ws.capture_stream, [&](cudaStream_t s) { enqueue_lu(m, n, d_a, ldda, ws, s, nullptr); },
+          cudaGraphInstantiateFlagUseNodePriority));
+      ws.graph_matrix = d_a;
+      ws.graph_ld = ldda;
+    }
+    ws.graph->launch(stream);
+  } else {
+    if (timer) timer->start(stream);
+    enqueue_lu(m, n, d_a, ldda, ws, stream, timer);
+  }
+  ws.call_done.record(stream);
+  ws.call_done.synchronize();
+  const auto steps = lu_schedule(m, n, ws.options);
+  const bool cooperative = ws.options.panel == PanelMethod::cooperative;
   const unsigned long long bad = ws.host_first_nonfinite[0];
   if (bad != ~0ull)
     throw std::invalid_argument("lu_gpu_resident: A(" + std::to_string(bad % static_cast<unsigned long long>(m)) +
@@ -323,7 +350,6 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
       if (ws.host_infos[i] > 0 && info == 0) info = static_cast<int>(l.c0) + ws.host_infos[i];
       ++i;
     }
-  st.join_into(stream);
   if (timer) timer->stop();
   return info;
 }

@@ -13,13 +13,16 @@
 #pragma once
 
 #include "core/cuda/buffer.hpp"
+#include "core/cuda/graph.hpp"
 #include "core/cuda/handles.hpp"
+#include "core/cuda/stream.hpp"
 #include "factorizations/dense/lookahead.hpp"
 #include "factorizations/dense/lu_options.hpp"
 #include "factorizations/dense/phase_timer.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gpufact::dense {
@@ -49,6 +52,13 @@ class LuResidentWorkspace : public ResidentContext {
   // Interchanges on finished columns, off the panel and update chains (lowest priority).
   PriorityStream aux{false};
   Event aux_start{cudaEventDisableTiming}, aux_done{cudaEventDisableTiming};
+  // LuOptions::graph: the captured factorization, the matrix it was captured for and the idle
+  // stream it is captured on; call_done: what the host waits on at the end of every call.
+  std::unique_ptr<CapturedGraph> graph;
+  const T* graph_matrix = nullptr;
+  std::int64_t graph_ld = 0;
+  Stream capture_stream;
+  Event call_done{cudaEventDisableTiming};
 };
 
 std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const LuOptions& o,
@@ -56,7 +66,8 @@ std::size_t lu_gpu_resident_device_bytes(std::int64_t m, std::int64_t n, const L
 
 // getrf semantics on the device matrix d_a (column-major, ldda >= max(1, m)); ipiv (host,
 // min(m, n) entries, 1-based) and the returned info as LAPACK's. Returns when done. Throws
-// std::invalid_argument on NaN/Inf in the input.
+// std::invalid_argument on NaN/Inf in the input. With ws.options.graph (and no timer) the first
+// call for d_a and ldda captures the launches and every call replays them.
 template <class T>
 int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, int* ipiv, LuResidentWorkspace<T>& ws,
                     cudaStream_t stream, PhaseTimer* timer = nullptr);

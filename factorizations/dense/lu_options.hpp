@@ -45,6 +45,12 @@ struct LuOptions {
   // +4.6% at n = 8192 / 16384 with the kernel; FP32 −3.3% / even, cuBLAS's FP32 trsm being faster
   // on these blocks).
   PanelSolve panel_solve = PanelSolve::automatic;
+  // GPU-resident: the whole factorization's launches (three streams, every event between them)
+  // captured once per matrix pointer and leading dimension into one CUDA graph, instantiated with
+  // each kernel node's priority (the panel stream's stays the highest), and replayed on every
+  // later call; false: launched one by one. A call with a PhaseTimer always launches one by one.
+  // Needs panel_sms = 0 (the green context's stream is not captured).
+  bool graph = false;
 };
 
 inline constexpr std::int64_t kTournamentLeaf = 32;

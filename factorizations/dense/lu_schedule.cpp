@@ -18,6 +18,9 @@ void validate(const LuOptions& o) {
     throw std::invalid_argument("panel_leaf = " + std::to_string(o.panel_leaf) +
                                 " with panel = tournament must be 0 (32) or in 8..64 (the TSLU leaf's widest)");
   if (o.panel_sms < 0) throw std::invalid_argument("panel_sms = " + std::to_string(o.panel_sms) + " must be >= 0");
+  if (o.graph && o.panel_sms > 0)
+    throw std::invalid_argument("graph: panel_sms = " + std::to_string(o.panel_sms) +
+                                " must be 0 (the update's green-context stream is not captured)");
 }
 
 std::int64_t effective_panel_leaf(const LuOptions& o) {
@@ -90,6 +93,7 @@ std::string describe(const LuOptions& o) {
   if (o.panel == PanelMethod::cooperative) s += " panel=cooperative";
   if (o.panel_sms > 0) s += " panel_sms=" + std::to_string(o.panel_sms);
   if (o.panel_solve != PanelSolve::automatic) s += std::string(" panel_solve=") + panel_solve_name(o.panel_solve);
+  if (o.graph) s += " graph";
   return s;
 }
 

@@ -57,6 +57,19 @@ __device__ __forceinline__ bool warp_is_best(double v) {
   return top && lo == top_lo;
 }
 
+// |a| as the pivot search ranks it, NaN as 0: a NaN never beats a number, yet a column of NaNs
+// still has a pivot row, so every search has a winner (the factors are then NaN, and the caller's
+// finite check reports the input). On the bits: the compiler drops a floating-point test of
+// |a| >= 0 as always true, and the all-NaN column then had no candidate at all.
+__device__ __forceinline__ float pivot_magnitude(float a) {
+  const unsigned bits = __float_as_uint(a) & 0x7fffffffu;
+  return bits > 0x7f800000u ? 0.0f : __uint_as_float(bits);
+}
+__device__ __forceinline__ double pivot_magnitude(double a) {
+  const auto bits = static_cast<unsigned long long>(__double_as_longlong(a)) & 0x7fffffffffffffffull;
+  return bits > 0x7ff0000000000000ull ? 0.0 : __longlong_as_double(static_cast<long long>(bits));
+}
+
 template <class T>
 __device__ __forceinline__ void warp_argmax(T& v, unsigned& row, int& owner) {
   const bool best = warp_is_best(v);
@@ -140,7 +153,7 @@ struct Exchange {
     int owner = -1;
     if (lane < C) {
       const unsigned r = received_row[parity * kMaxCluster + lane];
-      if (r != kNoRow) v = abs(slot(parity, lane)[j]), row = r, owner = lane;
+      if (r != kNoRow) v = pivot_magnitude(slot(parity, lane)[j]), row = r, owner = lane;
     }
     warp_argmax(v, row, owner);
     return owner;
@@ -284,7 +297,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     unsigned best_row = kNoRow;
     for (int r = t; r < rows; r += kThreads)
       if (chosen[r] < 0) {
-        const T v = abs(S[j * lds + r]);
+        const T v = pivot_magnitude(S[j * lds + r]);
         if (v > best) best = v, best_row = static_cast<unsigned>(row0 + r);
       }
     x.cta_candidate(parity, best, best_row);
@@ -398,8 +411,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     int best_i = 0;
 #pragma unroll
     for (int i = 0; i < RPT; ++i)
-      if (chosen[i] < 0 && abs(v[i][0]) > best) {
-        best = abs(v[i][0]);
+      if (chosen[i] < 0 && pivot_magnitude(v[i][0]) > best) {
+        best = pivot_magnitude(v[i][0]);
         best_row = static_cast<unsigned>(row0 + t + i * kThreads);
         best_i = i;
       }
