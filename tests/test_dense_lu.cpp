@@ -282,7 +282,9 @@ TEST(DenseLuModel, HybridBlockSizeFollowsTheRates) {
   EXPECT_THROW(hybrid_lu_model_seconds(100, 0, r), std::invalid_argument);
   EXPECT_THROW(hybrid_lu_nb(100, r, {}), std::invalid_argument);
   EXPECT_EQ(gpu_resident_lu_nb(16384), 512);
-  EXPECT_EQ(gpu_resident_lu_nb(8192), 256);
+  EXPECT_EQ(gpu_resident_lu_nb(10240), 256);
+  EXPECT_EQ(gpu_resident_lu_nb(8192), 192);
+  EXPECT_EQ(gpu_resident_lu_nb(6144), 192);
   EXPECT_EQ(gpu_resident_lu_nb(1024), 128);
 }
 

@@ -44,7 +44,8 @@ std::int64_t hybrid_lu_nb(std::int64_t n, const HybridRates& r, const std::vecto
 
 std::int64_t gpu_resident_lu_nb(std::int64_t n) {
   if (n >= 12288) return 512;
-  if (n >= 6144) return 256;
+  if (n >= 10240) return 256;
+  if (n >= 6144) return 192;
   return 128;
 }
 

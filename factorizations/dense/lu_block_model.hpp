@@ -41,7 +41,10 @@ std::int64_t hybrid_lu_nb(std::int64_t n, const HybridRates& r,
 
 // GPU-resident panel width: the trailing-update GEMM is n × n × nb, so nb grows with n until the
 // GEMM runs near its peak (measured at n = 16384: nb 128 / 256 / 512 → 18.9 / 19.6 / 20.7 TFLOP/s),
-// and stays small at small n where the panel chain dominates.
+// and stays small at small n where the panel chain dominates. 192 from n = 6144 to 10239: against
+// 256 on three H100s with cooperative panels, FP32 +0.4–2.5% at n = 6144 and 8192 in five
+// comparisons, FP64 even; at 10240 both precisions lost (−0.3 to −2.3%)
+// (results/nvidia-h100/lu-graph/lu-graph-nb.json, lu-nb-192-256/).
 std::int64_t gpu_resident_lu_nb(std::int64_t n);
 
 }  // namespace gpufact::dense
