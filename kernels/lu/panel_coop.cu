@@ -38,23 +38,38 @@ __device__ __forceinline__ double sfmin<double>() {
   return DBL_MIN;
 }
 
-// Warp-wide argmax of (v, row) where v is |a| >= 0, or -1 for no candidate: the largest value,
-// ties to the lowest row; every lane ends with the winner and its owner. Warp reductions on the
-// value's bits (non-negative floats order as their bits), the lowest row among the ties, and one
-// ballot for the lane that holds it.
+// Warp-wide best of (v, row) where v is |a| >= 0, or -1 for no candidate: the largest value,
+// ties to the lowest row; every lane ends with the winner's value and row. Warp reductions on the
+// value's bits (non-negative floats order as their bits; the value comes back from the largest
+// key, so no shuffle) and on the lowest row among the ties.
 __device__ __forceinline__ unsigned reduce_max(unsigned x) { return __reduce_max_sync(0xffffffffu, x); }
 __device__ __forceinline__ unsigned reduce_min(unsigned x) { return __reduce_min_sync(0xffffffffu, x); }
 
-__device__ __forceinline__ bool warp_is_best(float v) {
+__device__ __forceinline__ void warp_best(float& v, unsigned& row) {
   const unsigned key = v >= 0.0f ? __float_as_uint(v) + 1u : 0u;  // 0: no candidate
-  return key == reduce_max(key);
+  const unsigned top = reduce_max(key);
+  row = reduce_min(key == top ? row : kNoRow);
+  v = top == 0u ? -1.0f : __uint_as_float(top - 1u);
 }
-__device__ __forceinline__ bool warp_is_best(double v) {
+__device__ __forceinline__ void warp_best(double& v, unsigned& row) {
   const auto bits = static_cast<unsigned long long>(__double_as_longlong(v));
   const unsigned hi = v >= 0.0 ? static_cast<unsigned>(bits >> 32) + 1u : 0u, lo = static_cast<unsigned>(bits);
-  const bool top = hi == reduce_max(hi);
-  const unsigned top_lo = reduce_max(top ? lo : 0u);  // every lane takes part in both reductions
-  return top && lo == top_lo;
+  const unsigned top_hi = reduce_max(hi);
+  const unsigned top_lo = reduce_max(hi == top_hi ? lo : 0u);  // every lane takes part in both reductions
+  row = reduce_min(hi == top_hi && lo == top_lo ? row : kNoRow);
+  v = top_hi == 0u ? -1.0
+                   : __longlong_as_double(static_cast<long long>(
+                         static_cast<unsigned long long>(top_hi - 1u) << 32 | static_cast<unsigned long long>(top_lo)));
+}
+
+// warp_best, returning the lane that held the winner (the lanes' rows are distinct; lane 0 when
+// no lane had a candidate).
+template <class T>
+__device__ __forceinline__ int warp_best_lane(T& v, unsigned& row) {
+  const unsigned mine = row;
+  warp_best(v, row);
+  const unsigned holders = __ballot_sync(0xffffffffu, mine == row);
+  return holders == 0u ? 0 : __ffs(static_cast<int>(holders)) - 1;
 }
 
 // |a| as the pivot search ranks it, NaN as 0: a NaN never beats a number, yet a column of NaNs
@@ -70,15 +85,6 @@ __device__ __forceinline__ double pivot_magnitude(double a) {
   return bits > 0x7ff0000000000000ull ? 0.0 : __longlong_as_double(static_cast<long long>(bits));
 }
 
-template <class T>
-__device__ __forceinline__ void warp_argmax(T& v, unsigned& row, int& owner) {
-  const bool best = warp_is_best(v);
-  const unsigned r = reduce_min(best ? row : kNoRow);
-  const int src = __ffs(__ballot_sync(0xffffffffu, best && row == r)) - 1;
-  v = __shfl_sync(0xffffffffu, v, src);
-  owner = __shfl_sync(0xffffffffu, owner, src);
-  row = r;
-}
 
 using PhaseClock = kernels::PhaseClock<kCoopPanelPhases>;  // CoopPanelPhase order
 
@@ -107,20 +113,21 @@ struct Exchange {
     if (b > 1) barrier_expect(smem_u32(&bars[1]), column_bytes(1));
     barrier_init_fence();
   }
-  // The CTA's candidate from every thread's (|a|, row): largest, ties to the lowest row. One
-  // __syncthreads; returns the warp that found it.
-  __device__ int cta_candidate(int parity, T& best, unsigned& best_row) const {
+  // The CTA's candidate from its warps' (every lane holding its warp's warp_best): largest, ties
+  // to the lowest row. One __syncthreads; returns the warp that found it.
+  __device__ int cta_candidate_of_warps(int parity, T& best, unsigned& best_row) const {
     const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
-    int unused = 0;
-    warp_argmax(best, best_row, unused);
     if (lane == 0) part_value[parity * kWarps + warp] = best, part_row[parity * kWarps + warp] = best_row;
     __syncthreads();
     // Every warp combines the warps' candidates itself, a lane each.
     best = lane < kWarps ? part_value[parity * kWarps + lane] : T(-1);
     best_row = lane < kWarps ? part_row[parity * kWarps + lane] : kNoRow;
-    int best_warp = lane;
-    warp_argmax(best, best_row, best_warp);
-    return best_warp;
+    return warp_best_lane(best, best_row);
+  }
+  // The same from every thread's own (|a|, row).
+  __device__ int cta_candidate(int parity, T& best, unsigned& best_row) const {
+    warp_best(best, best_row);
+    return cta_candidate_of_warps(parity, best, best_row);
   }
   // This thread's share (kThreads / C threads per destination) of pushing the CTA's candidate:
   // its row, then value(k) for columns k = j..b.
@@ -150,13 +157,11 @@ struct Exchange {
     const int lane = static_cast<int>(threadIdx.x) & 31;
     T v = T(-1);
     row = kNoRow;
-    int owner = -1;
     if (lane < C) {
       const unsigned r = received_row[parity * kMaxCluster + lane];
-      if (r != kNoRow) v = pivot_magnitude(slot(parity, lane)[j]), row = r, owner = lane;
+      if (r != kNoRow) v = pivot_magnitude(slot(parity, lane)[j]), row = r;
     }
-    warp_argmax(v, row, owner);
-    return owner;
+    return warp_best_lane(v, row);  // lane c holds CTA c's candidate
   }
 };
 
@@ -417,10 +422,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         best_i = i;
       }
     // The warp's candidate row into staging by the lane that holds it, before the CTA meets.
+    // The warp's candidate (reduced once: the CTA's reduction starts from it).
     T wv = best;
     unsigned wrow = best_row;
-    int unused = 0;
-    warp_argmax(wv, wrow, unused);
+    warp_best(wv, wrow);
     if (wrow != kNoRow && wrow == best_row) {
 #pragma unroll
       for (int k = 0; k < W; ++k) {
@@ -431,10 +436,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         staging[parity][warp][j + k] = y;
       }
     }
-    const int cta_warp = x.cta_candidate(parity, best, best_row);
+    const int cta_warp = x.cta_candidate_of_warps(parity, wv, wrow);
     clock.lap(kCoopSearch);
-    x.push_candidate(parity, j, best_row,
-                     [&](int k) { return best_row != kNoRow ? staging[parity][cta_warp][k] : T(0); });
+    x.push_candidate(parity, j, wrow, [&](int k) { return wrow != kNoRow ? staging[parity][cta_warp][k] : T(0); });
     clock.lap(kCoopSend);
     unsigned row = kNoRow;
     const int owner = x.pick(parity, j, row);
