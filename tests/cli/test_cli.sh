@@ -145,6 +145,10 @@ expect 0 "dry run with overrides" -- bench --dry-run host.blas -a n=100:400:*2 -
 expect 0 "tester flags -N --nb -l" -- bench --dry-run volkov08.fig7 -a factorization=lu -a method=cusolver -a data=host -N 1000 --nb 96 -l &&
   stdout_has "n=1000 method=cusolver data=host nb=96" "n=1000 method=openblas data=host nb=96" "1 experiments, 2 cases"
 expect 2 "-l without an openblas method" -- bench --dry-run volkov08.fig1 -l && one_line_error "-l" "openblas"
+# launch=graph applies to the GPU-resident LU (no panel_sms) and cuSOLVER's getrf only.
+expect 0 "launch axis" -- bench --dry-run volkov08.fig7 -a factorization=lu,qr -a method=gpu_resident,cusolver \
+  -a data=device -a panel=cusolver -a panel_sms=0,8 -a launch=graph --precision s -N 1000 &&
+  stdout_has "factorization=lu precision=s n=1000 method=gpu_resident" "method=cusolver" "launch=graph" "1 experiments, 2 cases"
 if ls "$tmp"/gpufact-*.json >/dev/null 2>&1; then fail "--dry-run wrote a report"; fi
 
 # --- a real CPU run, its report, and comparisons ----------------------------------------------------
