@@ -74,8 +74,9 @@ __device__ __forceinline__ int warp_best_lane(T& v, unsigned& row) {
 
 // |a| as the pivot search ranks it, NaN as 0: a NaN never beats a number, yet a column of NaNs
 // still has a pivot row, so every search has a winner (the factors are then NaN, and the caller's
-// finite check reports the input). On the bits: the compiler drops a floating-point test of
-// |a| >= 0 as always true, and the all-NaN column then had no candidate at all.
+// finite check reports the input). On the bits: written as a floating-point test
+// (|a| >= 0 ? |a| : 0), the compiled kernel still let NaN through, and an all-NaN column had no
+// candidate at all.
 __device__ __forceinline__ float pivot_magnitude(float a) {
   const unsigned bits = __float_as_uint(a) & 0x7fffffffu;
   return bits > 0x7f800000u ? 0.0f : __uint_as_float(bits);
@@ -84,7 +85,6 @@ __device__ __forceinline__ double pivot_magnitude(double a) {
   const auto bits = static_cast<unsigned long long>(__double_as_longlong(a)) & 0x7fffffffffffffffull;
   return bits > 0x7ff0000000000000ull ? 0.0 : __longlong_as_double(static_cast<long long>(bits));
 }
-
 
 using PhaseClock = kernels::PhaseClock<kCoopPanelPhases>;  // CoopPanelPhase order
 
@@ -421,8 +421,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         best_row = static_cast<unsigned>(row0 + t + i * kThreads);
         best_i = i;
       }
-    // The warp's candidate row into staging by the lane that holds it, before the CTA meets.
-    // The warp's candidate (reduced once: the CTA's reduction starts from it).
+    // The warp's candidate (reduced once: the CTA's reduction starts from it), its row into
+    // staging by the lane that holds it, before the CTA meets.
     T wv = best;
     unsigned wrow = best_row;
     warp_best(wv, wrow);
