@@ -425,7 +425,7 @@ void check_graph_replays(std::int64_t m, std::int64_t n, PanelMethod panel, cuda
     EXPECT_EQ(info, 0) << "seed " << seed;
     EXPECT_LT(residual, kTolerance) << "seed " << seed;
   }
-  const cudaGraphExec_t captured = ws.graph->exec();
+  const cudaGraphExec_t captured = ws.graph.exec();
   HostMatrix<T> singular(m, n);
   fill_uniform(singular.view(), 4);
   const std::int64_t zero_col = std::min(m, n) / 2;
@@ -433,7 +433,7 @@ void check_graph_replays(std::int64_t m, std::int64_t n, PanelMethod panel, cuda
   const auto [info, residual] = factor(first, singular);
   EXPECT_EQ(info, zero_col + 1) << "replayed on a matrix with column " << zero_col << " zero";
   EXPECT_LT(residual, kTolerance);
-  EXPECT_EQ(ws.graph->exec(), captured) << "the same matrix must replay, not capture again";
+  EXPECT_EQ(ws.graph.exec(), captured) << "the same matrix must replay, not capture again";
   HostMatrix<T> other(m, n);
   fill_uniform(other.view(), 5);
   const auto [info2, residual2] = factor(second, other);

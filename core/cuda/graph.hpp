@@ -1,8 +1,11 @@
-// Move-only owner of a CUDA graph captured from a stream and its instantiation (STYLE.md 8).
+// Move-only owner of a CUDA graph captured from a stream and its instantiation (STYLE.md 8), and
+// GraphReplay: a call's launches captured once per key and replayed.
 #pragma once
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/stream.hpp"
 
+#include <memory>
 #include <utility>
 
 namespace gpufact {
@@ -56,6 +59,34 @@ class CapturedGraph {
   }
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
+};
+
+// Launches captured once per key (the pointers and sizes they were issued with) into a CUDA graph,
+// on a private idle stream, and replayed: many small launches then pay the launch cost once. A
+// new key captures again.
+template <class Key>
+class GraphReplay {
+ public:
+  explicit GraphReplay(unsigned long long instantiate_flags = 0) : flags_(instantiate_flags) {}
+  // Replays on `stream` what `enqueue(capture_stream)` issues, capturing it first unless the last
+  // capture had this key.
+  template <class Enqueue>
+  void launch(const Key& key, cudaStream_t stream, Enqueue&& enqueue) {
+    if (!graph_ || key != key_) {
+      graph_.reset();
+      graph_ = std::make_unique<CapturedGraph>(CapturedGraph::capture(capture_stream_.get(), enqueue, flags_));
+      key_ = key;
+    }
+    graph_->launch(stream);
+  }
+  // The instantiation now replayed (null before the first capture).
+  cudaGraphExec_t exec() const noexcept { return graph_ ? graph_->exec() : nullptr; }
+
+ private:
+  unsigned long long flags_;
+  Stream capture_stream_;
+  std::unique_ptr<CapturedGraph> graph_;
+  Key key_{};
 };
 
 }  // namespace gpufact

@@ -51,7 +51,7 @@ LuResidentWorkspace<T>::LuResidentWorkspace(std::int64_t m_, std::int64_t n_, co
   validate(options);
   (void)update_gemm_fn<T>(options.gemm);
   const std::int64_t k = std::min(m, n);
-  const auto steps = lu_schedule(m, n, options);
+  steps = lu_schedule(m, n, options);
   // Each panel's leaf width, once: with panel = cooperative what panel_coop.cuh's
   // coop_panel_fit_width gives for that panel's height and kCooperativeLeaf or the panel_leaf asked
   // for (in registers where it can, cut to what fits), else the one width the options give.
@@ -118,7 +118,7 @@ namespace {
 template <class T>
 void enqueue_lu(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, LuResidentWorkspace<T>& ws,
                 cudaStream_t stream, PhaseTimer* timer) {
-  const auto steps = lu_schedule(m, n, ws.options);
+  const auto& steps = ws.steps;
   const bool tournament = ws.options.panel == PanelMethod::tournament;
   const bool cooperative = ws.options.panel == PanelMethod::cooperative;
   const DeviceMatrix<T> d{d_a, m, n, ldda, false};
@@ -317,22 +317,14 @@ int lu_gpu_resident(std::int64_t m, std::int64_t n, T* d_a, std::int64_t ldda, i
     throw std::invalid_argument("lu_gpu_resident: ldda = " + std::to_string(ldda) + " < max(1, m)");
   if (m == 0 || n == 0) return 0;
   if (ws.options.graph && !timer) {
-    if (!ws.graph || ws.graph_matrix != d_a || ws.graph_ld != ldda) {
-      ws.graph.reset();
-      ws.graph = std::make_unique<CapturedGraph>(CapturedGraph::capture(
-          ws.capture_stream, [&](cudaStream_t s) { enqueue_lu(m, n, d_a, ldda, ws, s, nullptr); },
-          cudaGraphInstantiateFlagUseNodePriority));
-      ws.graph_matrix = d_a;
-      ws.graph_ld = ldda;
-    }
-    ws.graph->launch(stream);
+    ws.graph.launch({d_a, ldda}, stream, [&](cudaStream_t s) { enqueue_lu(m, n, d_a, ldda, ws, s, nullptr); });
   } else {
     if (timer) timer->start(stream);
     enqueue_lu(m, n, d_a, ldda, ws, stream, timer);
   }
   ws.call_done.record(stream);
   ws.call_done.synchronize();
-  const auto steps = lu_schedule(m, n, ws.options);
+  const auto& steps = ws.steps;
   const bool cooperative = ws.options.panel == PanelMethod::cooperative;
   const unsigned long long bad = ws.host_first_nonfinite[0];
   if (bad != ~0ull)

@@ -15,14 +15,14 @@
 #include "core/cuda/buffer.hpp"
 #include "core/cuda/graph.hpp"
 #include "core/cuda/handles.hpp"
-#include "core/cuda/stream.hpp"
 #include "factorizations/dense/lookahead.hpp"
 #include "factorizations/dense/lu_options.hpp"
+#include "factorizations/dense/lu_schedule.hpp"
 #include "factorizations/dense/phase_timer.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <tuple>
 #include <vector>
 
 namespace gpufact::dense {
@@ -38,6 +38,7 @@ class LuResidentWorkspace : public ResidentContext {
   std::int64_t leaf_for(std::size_t i) const { return step_leaf[i]; }
   std::int64_t m, n, ld;
   LuOptions options;
+  std::vector<LuStep> steps;  // lu_schedule(m, n, options)
   std::vector<std::int64_t> step_leaf;  // leaf_for, per step
   DeviceBuffer<T> matrix;  // for calls from host memory
   DeviceBuffer<std::int64_t> ipiv;
@@ -52,12 +53,9 @@ class LuResidentWorkspace : public ResidentContext {
   // Interchanges on finished columns, off the panel and update chains (lowest priority).
   PriorityStream aux{false};
   Event aux_start{cudaEventDisableTiming}, aux_done{cudaEventDisableTiming};
-  // LuOptions::graph: the captured factorization, the matrix it was captured for and the idle
-  // stream it is captured on; call_done: what the host waits on at the end of every call.
-  std::unique_ptr<CapturedGraph> graph;
-  const T* graph_matrix = nullptr;
-  std::int64_t graph_ld = 0;
-  Stream capture_stream;
+  // LuOptions::graph: the factorization captured per matrix (pointer, leading dimension), kernels
+  // keeping their streams' priorities; call_done: what the host waits on at the end of every call.
+  GraphReplay<std::tuple<const T*, std::int64_t>> graph{cudaGraphInstantiateFlagUseNodePriority};
   Event call_done{cudaEventDisableTiming};
 };
 

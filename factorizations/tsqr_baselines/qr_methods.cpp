@@ -80,27 +80,9 @@ class CusolverPlan final : public QrPlan<T> {
   DeviceBuffer<T> tau_;
 };
 
-// A plan's launches captured once per set of pointers into a CUDA graph (on a private idle
-// stream) and replayed: a plan of many small launches then pays the launch cost once.
+// A plan's launches replayed per set of pointers (core/cuda/graph.hpp).
 template <class T>
-class GraphReplay {
- public:
-  template <class Enqueue>
-  void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s,
-           Enqueue&& enqueue) {
-    const auto key = std::make_tuple(a, lda, q, ldq, r, ldr);
-    if (!graph_ || key != key_) {
-      graph_ = std::make_unique<CapturedGraph>(CapturedGraph::capture(capture_stream_.get(), enqueue));
-      key_ = key;
-    }
-    graph_->launch(s);
-  }
-
- private:
-  Stream capture_stream_;
-  std::unique_ptr<CapturedGraph> graph_;
-  std::tuple<const T*, std::int64_t, T*, std::int64_t, T*, std::int64_t> key_{};
-};
+using PlanGraph = GraphReplay<std::tuple<const T*, std::int64_t, T*, std::int64_t, T*, std::int64_t>>;
 
 // The hand-written BLAS2 Householder QR (kernels/qr/householder_blas2.cuh) on a copy of A, then
 // explicit Q by backward accumulation and R from the upper triangle; its ~7n launches replayed
@@ -118,7 +100,7 @@ class Blas2Plan final : public QrPlan<T> {
     scale_ = DeviceBuffer<T>(c.scale);
   }
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
-    graph_.run(a, lda, q, ldq, r, ldr, s, [&](cudaStream_t cs) { enqueue(a, lda, q, ldq, r, ldr, cs); });
+    graph_.launch({a, lda, q, ldq, r, ldr}, s, [&](cudaStream_t cs) { enqueue(a, lda, q, ldq, r, ldr, cs); });
   }
 
  private:
@@ -132,7 +114,7 @@ class Blas2Plan final : public QrPlan<T> {
   }
   std::int64_t m_, n_;
   DeviceBuffer<T> work_, tau_, partials_, sumsq_, w_, v_, scale_;
-  GraphReplay<T> graph_;
+  PlanGraph<T> graph_;
 };
 
 // Blocked Householder QR with each panel held on chip by one thread block cluster (the GPU-resident
@@ -158,7 +140,7 @@ class HouseholderClusterPlan final : public QrPlan<T> {
     return o;
   }
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
-    graph_.run(a, lda, q, ldq, r, ldr, s, [&](cudaStream_t cs) {
+    graph_.launch({a, lda, q, ldq, r, ldr}, s, [&](cudaStream_t cs) {
       copy_matrix(a, lda, q, ldq, m_, n_, cs);
       dense::qr_gpu_resident<T>(m_, n_, q, ldq, tau_.data(), ws_, cs);
       kernels::launch_copy_upper_triangle(q, ldq, n_, r, ldr, cs);
@@ -170,7 +152,7 @@ class HouseholderClusterPlan final : public QrPlan<T> {
   std::int64_t m_, n_;
   dense::QrWorkspace<T> ws_;
   DeviceBuffer<T> tau_;
-  GraphReplay<T> graph_;
+  PlanGraph<T> graph_;
 };
 
 // CholeskyQR2 (beyond the paper): R₁ = chol(AᵀA), Q₁ = A R₁⁻¹, the same once more on Q₁, R = R₂R₁.
@@ -332,12 +314,12 @@ class CaqrRegisterQrPlan final : public QrPlan<T> {
  public:
   CaqrRegisterQrPlan(std::int64_t m, std::int64_t n) : plan_(m, n) {}
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
-    graph_.run(a, lda, q, ldq, r, ldr, s, [&](cudaStream_t cs) { plan_.run(a, lda, q, ldq, r, ldr, cs); });
+    graph_.launch({a, lda, q, ldq, r, ldr}, s, [&](cudaStream_t cs) { plan_.run(a, lda, q, ldq, r, ldr, cs); });
   }
 
  private:
   CaqrRegisterPlan<T> plan_;
-  GraphReplay<T> graph_;
+  PlanGraph<T> graph_;
 };
 
 // LAPACK geqrf + orgqr (OpenBLAS) on the host, all online cores, host memory, no transfers.
