@@ -137,5 +137,27 @@ TYPED_TEST(GpuTsqrRegister, CaqrFactorsAnyWidth) {
   }
 }
 
+// The plan's streams fork from and join the caller's: back-to-back runs on two inputs, with no
+// synchronization between them, give each input's factorization, bitwise the same as a run alone
+// (the second run must not start before the first has finished with the plan's workspace).
+TYPED_TEST(GpuTsqrRegister, CaqrBackToBackRunsAreOrdered) {
+  using T = TypeParam;
+  const std::int64_t m = 110592, n = 100;
+  const auto a = this->random(m, n, 11), b = this->random(m, n, 12);
+  auto da = this->upload(a), db = this->upload(b);
+  auto qa = this->poisoned(static_cast<std::size_t>(m * n)), ra = this->poisoned(static_cast<std::size_t>(n * n));
+  auto qb = this->poisoned(static_cast<std::size_t>(m * n)), rb = this->poisoned(static_cast<std::size_t>(n * n));
+  CaqrRegisterPlan<T> plan(m, n);
+  plan.run(db.data(), m, qb.data(), m, rb.data(), n, this->stream_);
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(this->stream_));
+  const auto alone_q = this->download(qb, m, n), alone_r = this->download(rb, n, n);
+  plan.run(da.data(), m, qa.data(), m, ra.data(), n, this->stream_);
+  plan.run(db.data(), m, qb.data(), m, rb.data(), n, this->stream_);
+  GPUFACT_CUDA_CHECK(cudaStreamSynchronize(this->stream_));
+  this->expect_valid_qr(a, {this->download(qa, m, n), this->download(ra, n, n)}, "first of two");
+  EXPECT_EQ(this->difference(this->download(qb, m, n), alone_q, 1.0), 0.0) << "Q of the second run";
+  EXPECT_EQ(this->difference(this->download(rb, n, n), alone_r, 1.0), 0.0) << "R of the second run";
+}
+
 }  // namespace
 }  // namespace gpufact::factorizations

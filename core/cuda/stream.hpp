@@ -3,6 +3,7 @@
 
 #include "core/cuda/check.hpp"
 
+#include <cstddef>
 #include <utility>
 
 namespace gpufact {
@@ -10,6 +11,16 @@ namespace gpufact {
 class Stream {
  public:
   Stream() { GPUFACT_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  // No stream (get() is null), for owners that may hold none.
+  explicit Stream(std::nullptr_t) noexcept {}
+  // A non-blocking stream at the device's greatest priority (highest) or its default, lowest one.
+  static Stream with_priority(bool highest) {
+    int least = 0, greatest = 0;
+    GPUFACT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    Stream s(nullptr);
+    GPUFACT_CUDA_CHECK(cudaStreamCreateWithPriority(&s.s_, cudaStreamNonBlocking, highest ? greatest : least));
+    return s;
+  }
   ~Stream() {
     if (s_) cudaStreamDestroy(s_);
   }

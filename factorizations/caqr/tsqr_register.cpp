@@ -176,6 +176,19 @@ std::vector<kernels::TsqrTreeArgs> caqr_panel_trees(std::int64_t m, std::int64_t
 }
 }  // namespace
 
+namespace {
+// Q's column groups: the panels before the last in at most kQGroups ranges of consecutive panels,
+// then the last panel alone.
+constexpr int kQGroups = 3;
+std::vector<std::pair<int, int>> caqr_q_groups(int panels) {
+  std::vector<std::pair<int, int>> groups;
+  const int before_last = panels - 1, size = std::max(1, (before_last + kQGroups - 1) / kQGroups);
+  for (int g0 = 0; g0 < before_last; g0 += size) groups.emplace_back(g0, std::min(before_last, g0 + size));
+  groups.emplace_back(before_last, panels);
+  return groups;
+}
+}  // namespace
+
 template <class T>
 CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n_(n) {
   std::size_t stacks = 0, tau = 0, counters = 0;
@@ -188,6 +201,7 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
     counters = std::max(counters, sizes.counters);
     c0 += tree.n;
   }
+  q_groups_ = caqr_q_groups(static_cast<int>(panels_.size()));
   work_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
   stacks_ = DeviceBuffer<T>(stacks);
   tau_ = DeviceBuffer<T>(tau);
@@ -198,7 +212,11 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
                                  tau_.data() + p.tau_offset);
     for (const auto& b : p.levels) workspace = std::max(workspace, kernels::wy_apply_split_workspace<T>(b, n - p.col0));
   }
-  apply_workspace_ = DeviceBuffer<T>(workspace);
+  for (auto& w : apply_workspace_) w = DeviceBuffer<T>(workspace);
+  for (std::size_t p = 0; p < panels_.size(); ++p) {
+    factored_.emplace_back(cudaEventDisableTiming);
+    lookahead_done_.emplace_back(cudaEventDisableTiming);
+  }
   kernels::prepare_wy_kernels<T>();
   int device = 0;
   GPUFACT_CUDA_CHECK(cudaGetDevice(&device));
@@ -206,8 +224,7 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
 }
 
 template <class T>
-void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose,
-                                cudaStream_t s) {
+void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane) {
   // The leaves by the split apply while they fit in about one wave (3 FP32 blocks fit an SM's
   // shared memory; the same count measured best for FP64 too, whose blocks take twice the room),
   // else by the register kernel. The tree's levels always by the split apply: a register tree
@@ -217,13 +234,14 @@ void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int
   const bool register_leaves =
       kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > kSplitBlocksPerSm * sm_count_;
   const std::size_t levels = p.levels.size();
+  const cudaStream_t s = stream(lane);
   for (std::size_t q = 0; q < levels; ++q) {
     const std::size_t l = transpose ? q : levels - 1 - q;
     if (l == 0 && register_leaves)
       kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
                                              tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s, false);
     else
-      kernels::launch_wy_apply_split<T>(p.levels[l], x, ldx, cols, transpose, apply_workspace_.data(), s);
+      kernels::launch_wy_apply_split<T>(p.levels[l], x, ldx, cols, transpose, apply_workspace_[lane].data(), s);
   }
 }
 
@@ -238,34 +256,77 @@ std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
     workspace = std::max(workspace, tsqr_apply_workspace<T>(tree, n - c0));
     c0 += tree.n;
   }
-  return (count + workspace) * sizeof(T) + counters * sizeof(unsigned);
+  return (count + kLanes * workspace) * sizeof(T) + counters * sizeof(unsigned);
 }
 
 template <class T>
 void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr,
                               cudaStream_t s) {
   const std::int64_t m = m_, n = n_;
+  const int panels = static_cast<int>(panels_.size());
+  const cudaStream_t cs = stream(kCritical), ls = stream(kLookahead), q0 = stream(kQ0), q1 = stream(kQ1);
+  const auto first_col = [&](int p) { return p < panels ? panels_[static_cast<std::size_t>(p)].col0 : n; };
+  const auto wait = [](cudaStream_t st, const Event& e) { GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(st, e.get(), 0)); };
+  forked_.record(s);
+  for (const auto lane : {cs, ls, q0, q1}) wait(lane, forked_);
+
   T* w = work_.data();
   GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(w, static_cast<std::size_t>(m) * sizeof(T), a, static_cast<std::size_t>(lda) * sizeof(T),
                                        static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(n),
-                                       cudaMemcpyDeviceToDevice, s));
-  for (const auto& p : panels_) {
+                                       cudaMemcpyDeviceToDevice, cs));
+  kernels::launch_set_identity<T>(q, ldq, m, n, q0);
+  identity_set_.record(q0);
+  wait(q1, identity_set_);
+  // Q's columns of panels [g0, g1) ← Q_0 … Q_{g1−1} applied to them (the identity's), the last
+  // panel's reflectors first; panel i acts on the rows from its first and on the columns from
+  // its own first or the group's, whichever is later.
+  const auto form_q_group = [&](std::pair<int, int> g, Lane lane) {
+    const std::int64_t end = first_col(g.second);
+    for (int i = g.second - 1; i >= 0; --i) {
+      const auto& p = panels_[static_cast<std::size_t>(i)];
+      const std::int64_t c = std::max(p.col0, first_col(g.first));
+      apply(p, q + p.col0 + c * ldq, ldq, end - c, false, lane);
+    }
+  };
+  std::size_t group = 0;
+  for (int i = 0; i < panels; ++i) {
+    const auto& p = panels_[static_cast<std::size_t>(i)];
     T* panel = w + p.col0 + p.col0 * m;
     // The root's R goes over the panel's top (upper triangle only: the first leaf's V stays
     // below it); the rows above it are the earlier panels' trailing updates, so R is then one
     // copy of the upper triangle.
     kernels::launch_tsqr_register_factor<T>(panel, m, panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
-                                            counters_.data(), panel, m, false, p.tree, s);
-    const std::int64_t c1 = p.col0 + p.tree.n;
-    if (c1 < n) apply(p, w + p.col0 + c1 * m, m, n - c1, true, s);
+                                            counters_.data(), panel, m, false, p.tree, cs);
+    factored_[static_cast<std::size_t>(i)].record(cs);
+    // The next panel's columns on the critical stream, once the look-ahead has brought them up to
+    // the panels before this one; the columns past them on the look-ahead stream.
+    if (i + 1 < panels) {
+      if (i >= 1) wait(cs, lookahead_done_[static_cast<std::size_t>(i - 1)]);
+      apply(p, w + p.col0 + first_col(i + 1) * m, m, first_col(i + 2) - first_col(i + 1), true, kCritical);
+    }
+    if (i + 2 < panels) {
+      wait(ls, factored_[static_cast<std::size_t>(i)]);
+      apply(p, w + p.col0 + first_col(i + 2) * m, m, n - first_col(i + 2), true, kLookahead);
+      lookahead_done_[static_cast<std::size_t>(i)].record(ls);
+    }
+    if (group + 1 < q_groups_.size() && q_groups_[group].second == i + 1) {
+      const Lane lane = group % 2 == 0 ? kQ0 : kQ1;
+      wait(stream(lane), factored_[static_cast<std::size_t>(i)]);
+      form_q_group(q_groups_[group++], lane);
+    }
   }
-  kernels::launch_copy_upper_triangle<T>(w, m, n, r, ldr, s);
-  // Q = Q_0 Q_1 … Q_{P−1} [I; 0]: the last panel first, each on rows and columns from its col0.
-  kernels::launch_set_identity<T>(q, ldq, m, n, s);
-  for (auto it = panels_.rbegin(); it != panels_.rend(); ++it) {
-    const auto& p = *it;
-    apply(p, q + p.col0 + p.col0 * ldq, ldq, n - p.col0, false, s);
-  }
+  kernels::launch_copy_upper_triangle<T>(w, m, n, r, ldr, cs);
+  wait(cs, identity_set_);
+  form_q_group(q_groups_.back(), kCritical);
+
+  lookahead_joined_.record(ls);
+  q_joined_[0].record(q0);
+  q_joined_[1].record(q1);
+  wait(cs, lookahead_joined_);
+  wait(cs, q_joined_[0]);
+  wait(cs, q_joined_[1]);
+  done_.record(cs);
+  wait(s, done_);
 }
 
 template std::vector<kernels::WyBlocks<float>> tsqr_wy_levels<float>(const kernels::TsqrTreeArgs&, const float*,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/cuda/buffer.hpp"
+#include "core/cuda/stream.hpp"
 #include "kernels/qr/tsqr_register.cuh"
 #include "kernels/qr/wy_apply.cuh"
 
@@ -15,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace gpufact::factorizations {
@@ -62,6 +64,22 @@ class TsqrRegisterPlan {
 // register kernels (one launch per level, a reflector chain per block), which keep more work
 // per SM. Measured on the H200 (8192 rows, FP32): the split apply took fig8's n = 64 from 0.271
 // to 0.214 ms but n = 512 from 2.75 to 2.96 when used everywhere, 110592 × 100 from 1.31 to 1.96.
+//
+// The work runs as a task graph on four streams of the plan, forked from and joined to the
+// caller's. Only the chain panel p → its Qᵀ on panel p + 1's columns → panel p + 1 is on the
+// critical stream (the device's highest priority). Its Qᵀ on the columns past those (look-ahead,
+// volkov08 §5) and Q's column groups (two streams, groups alternating) run at the lowest
+// priority, in the SMs that the chain's latency-bound launches leave idle (a 32-wide panel's 216
+// leaves at 110592 rows, then its tree's 14 nodes and its root). Q's columns of the panels
+// [g0, g1) are Q_0 … Q_{g1−1} applied to the identity's, which needs only the panels up to
+// g1 − 1: each group starts once they are factored, with the flops of the backward order. The
+// panels before the last form at most three groups; the last panel is a group of its own, the
+// tail after the last factorization. Measured on one H100 against the one-stream schedule
+// before it (FP32, ms): 110592 × 100 1.158 → 1.048, × 256 3.93 → 3.35, × 512 12.41 → 11.25,
+// 8192 × 512 2.25 → 2.17, but 8192 × 256 0.983 → 1.013; FP64 110592 × 100 2.20 → 1.85. Q's groups
+// on one stream instead of two: 110592 × 100 1.032 against 1.045, × 256 3.50 against 3.34.
+// Leaves by the split apply up to 16 thread blocks per SM (the near columns and Q's tail then
+// split): 110592 × 100 1.65.
 // A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
 template <class T>
 class CaqrRegisterPlan {
@@ -77,14 +95,25 @@ class CaqrRegisterPlan {
     std::size_t stack_offset = 0, tau_offset = 0;
     std::vector<kernels::WyBlocks<T>> levels;  // leaves, then the tree levels
   };
+  // The streams: critical, look-ahead, Q's groups (two); each applies with its own workspace.
+  enum Lane : int { kCritical = 0, kLookahead = 1, kQ0 = 2, kQ1 = 3, kLanes = 4 };
   // x (rows from the panel's first row, `cols` columns) ← Qᵀx (transpose) or Qx for panel p:
   // the leaves then the levels upwards, or the other way.
-  void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, cudaStream_t s);
+  void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane);
+  cudaStream_t stream(Lane lane) const { return lanes_[lane].get(); }
   std::int64_t m_, n_;
   int sm_count_ = 0;
   std::vector<Panel> panels_;
-  DeviceBuffer<T> work_, stacks_, tau_, apply_workspace_;
+  std::vector<std::pair<int, int>> q_groups_;
+  DeviceBuffer<T> work_, stacks_, tau_;
+  DeviceBuffer<T> apply_workspace_[kLanes];
   DeviceBuffer<unsigned> counters_;
+  Stream lanes_[kLanes] = {Stream::with_priority(true), Stream::with_priority(false), Stream::with_priority(false),
+                           Stream::with_priority(false)};
+  Event forked_{cudaEventDisableTiming}, identity_set_{cudaEventDisableTiming};
+  Event lookahead_joined_{cudaEventDisableTiming}, q_joined_[2] = {Event{cudaEventDisableTiming}, Event{cudaEventDisableTiming}};
+  Event done_{cudaEventDisableTiming};
+  std::vector<Event> factored_, lookahead_done_;  // per panel
 };
 
 }  // namespace gpufact::factorizations

@@ -24,32 +24,22 @@
 
 namespace gpufact::dense {
 
-// A non-blocking stream created with a given priority (Stream has no priority constructor).
+// A stream of a given priority, or the partition's stream.
 class PriorityStream {
  public:
   // highest = true: the device's greatest priority; false: its default (lowest) priority. With a
   // partition (lowest priority only): its stream, which the partition owns.
-  explicit PriorityStream(bool highest, const SmPartition* partition = nullptr) {
-    if (partition && !highest) {
-      s_ = partition->stream();
-      owned_ = false;
-      return;
-    }
-    int least = 0, greatest = 0;
-    GPUFACT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    GPUFACT_CUDA_CHECK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, highest ? greatest : least));
-  }
-  ~PriorityStream() {
-    if (s_ && owned_) cudaStreamDestroy(s_);
-  }
+  explicit PriorityStream(bool highest, const SmPartition* partition = nullptr)
+      : own_(partition && !highest ? Stream(nullptr) : Stream::with_priority(highest)),
+        s_(partition && !highest ? partition->stream() : own_.get()) {}
   PriorityStream(const PriorityStream&) = delete;
   PriorityStream& operator=(const PriorityStream&) = delete;
   cudaStream_t get() const noexcept { return s_; }
   operator cudaStream_t() const noexcept { return s_; }
 
  private:
+  Stream own_;  // empty when the partition lends its stream
   cudaStream_t s_ = nullptr;
-  bool owned_ = true;
 };
 
 // panel_sms > 0: that many SMs of the current device (rounded up to the partition granularity)

@@ -308,7 +308,8 @@ class TsqrRegisterQrPlan final : public QrPlan<T> {
 };
 
 // CAQR from register TSQR panels (factorizations/caqr/tsqr_register.hpp), any width; each call's
-// launches (about 50 at 110592 × 100) captured once into a CUDA graph.
+// launches (about 60 at 110592 × 100, on the plan's three streams) captured once into a CUDA
+// graph whose kernels keep their streams' priorities.
 template <class T>
 class CaqrRegisterQrPlan final : public QrPlan<T> {
  public:
@@ -319,7 +320,7 @@ class CaqrRegisterQrPlan final : public QrPlan<T> {
 
  private:
   CaqrRegisterPlan<T> plan_;
-  PlanGraph<T> graph_;
+  PlanGraph<T> graph_{cudaGraphInstantiateFlagUseNodePriority};
 };
 
 // LAPACK geqrf + orgqr (OpenBLAS) on the host, all online cores, host memory, no transfers.
