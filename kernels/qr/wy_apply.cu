@@ -527,17 +527,37 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
   const int own = (x.rows + L::chunk - 1) / L::chunk;
   const T* first = ws + split_slot<T, NB>(blk, 0, chunks, gridDim.y);
   const std::int64_t stride = split_slot<T, NB>(0, 1, chunks, gridDim.y);
-  for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) {  // G, for larft_rows
-    T g = T(0);
-    for (int q = 0; q < own; ++q) g += first[q * stride + idx];
-    m.part[idx] = g;
-  }
   const T* w0 = first + NB * NB + static_cast<std::int64_t>(blockIdx.y) * NB * TC;
-  for (int idx = threadIdx.x; idx < NB * TC; idx += kThreads) {
-    T w = T(0);
-    for (int q = 0; q < own; ++q) w += w0[q * stride + idx];
-    m.sw[idx] = w;
+  // G (for larft_rows) and this tile's W: the chunks' partial sums, added in chunk order. The
+  // loads of a batch of chunks are all issued before the first add. A loop that added each load
+  // as it came waited on the L2 once per chunk and entry: on one H100, CAQR 110592 × 100 FP32 took
+  // 1.048 ms with it and 1.001 without, 8192 × 256 1.018 and 0.930.
+  constexpr int kG = NB * NB / kThreads, kW = NB * TC / kThreads, kBatch = 4;
+  static_assert(kG * kThreads == NB * NB && kW * kThreads == NB * TC, "whole entries per thread");
+  T g[kG] = {}, w[kW] = {};
+  for (int q0 = 0; q0 < own; q0 += kBatch) {
+    T pg[kBatch][kG], pw[kBatch][kW];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const bool in = q0 + u < own;
+      const std::int64_t at = static_cast<std::int64_t>(q0 + u) * stride + threadIdx.x;
+#pragma unroll
+      for (int e = 0; e < kG; ++e) pg[u][e] = in ? first[at + e * kThreads] : T(0);
+#pragma unroll
+      for (int e = 0; e < kW; ++e) pw[u][e] = in ? w0[at + e * kThreads] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+#pragma unroll
+      for (int e = 0; e < kG; ++e) g[e] += pg[u][e];
+#pragma unroll
+      for (int e = 0; e < kW; ++e) w[e] += pw[u][e];
+    }
   }
+#pragma unroll
+  for (int e = 0; e < kG; ++e) m.part[threadIdx.x + e * kThreads] = g[e];
+#pragma unroll
+  for (int e = 0; e < kW; ++e) m.sw[threadIdx.x + e * kThreads] = w[e];
   __syncthreads();
   larft_rows<T, NB>(m.part, b.tau + static_cast<std::int64_t>(blk) * b.tau_stride, x.k,
                     [&](int i, int j, T v) { m.st[i * (NB + 1) + j] = v; });
