@@ -4,6 +4,7 @@
 #include "kernels/common/vec16.cuh"
 #include "kernels/common/warp_butterfly.cuh"
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <stdexcept>
@@ -614,6 +615,23 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
       leaves(leaf_kernel, threads);
     }
   };
+  // Columns narrower than the panel: the leaves by a narrower column class at 128 threads when its
+  // block holds a leaf's rows (a 32-wide panel's 512-row leaves on 4 columns: 6 rows × 12 columns
+  // a thread instead of 2 × 32, so a reflector's column sums cover 16 columns, not 32). Measured
+  // on one H100 (CAQR, 110592 rows, ms): × 100 (a last panel of 4 columns) 1.007 → 0.968, × 72
+  // 0.665 → 0.614, FP64 × 100 1.78 → 1.62.
+  const std::int64_t leaf_rows = (tree.m + tree.nodes[0] - 1) / tree.nodes[0];
+  const int narrow = tsqr_register_width(static_cast<int>(std::min<std::int64_t>(cols, kTsqrMaxWidth)));
+  if (!with_tree && narrow < w && leaf_rows <= tsqr_register_block_rows<T>(narrow, 128)) {
+    const unsigned narrow_tiles = static_cast<unsigned>((cols + narrow - 1) / narrow);
+    with_class(narrow, 128, [&](auto cw, auto th) {
+      constexpr int W = decltype(cw)::value, TH = decltype(th)::value;
+      caqr_apply_leaves_kernel<T, W, TH><<<dim3(static_cast<unsigned>(tree.nodes[0]), narrow_tiles), TH, 0, stream>>>(
+          v, ldv, tau, x, ldx, c, tree, transpose);
+    });
+    GPUFACT_CHECK_LAUNCH();
+    return;
+  }
   with_class(w, tree.threads, [&](auto cw, auto th) {
     constexpr int W = decltype(cw)::value, TH = decltype(th)::value;
     run(caqr_apply_leaves_kernel<T, W, TH>, caqr_apply_tree_kernel<T, W, TH>, TH);
