@@ -72,8 +72,8 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 // representative rows (the top n rows of leaf c·fan_in^(ℓ−1)) carry the tree's part, so after Qᵀ
 // the panel's top n rows of x hold R's rows. One launch for the leaves, one per tree level;
 // with_tree false: the leaves alone (the caller applies the tree's levels, after the leaves for
-// Qᵀ and before them for Q), in column tiles of the narrowest class that holds `cols` where a
-// 128-thread block of it holds a leaf's rows, else of the panel's width.
+// Qᵀ and before them for Q), in column tiles of the narrowest class that holds `cols` (FP64: of at
+// most 16 columns) where a 128-thread block of it holds a leaf's rows, else of the panel's width.
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
