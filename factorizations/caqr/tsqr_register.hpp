@@ -74,12 +74,13 @@ class TsqrRegisterPlan {
 // [g0, g1) are Q_0 … Q_{g1−1} applied to the identity's, which needs only the panels up to
 // g1 − 1: each group starts once they are factored, with the flops of the backward order. The
 // panels before the last form at most three groups; the last panel is a group of its own, the
-// tail after the last factorization. Measured on one H100 against the one-stream schedule
-// before it (FP32, ms): 110592 × 100 1.158 → 1.048, × 256 3.93 → 3.35, × 512 12.41 → 11.25,
-// 8192 × 512 2.25 → 2.17, but 8192 × 256 0.983 → 1.013; FP64 110592 × 100 2.20 → 1.85. Q's groups
-// on one stream instead of two: 110592 × 100 1.032 against 1.045, × 256 3.50 against 3.34.
-// Leaves by the split apply up to 16 thread blocks per SM (the near columns and Q's tail then
-// split): 110592 × 100 1.65.
+// tail after the last factorization. A single panel of at most 16 columns is a TSQR: its Q comes
+// straight from its tree (launch_tsqr_register_form_q), without an identity.
+// Measured on one H100 against the one-stream schedule before it (FP32, ms): 110592 × 100
+// 1.158 → 1.048, × 256 3.93 → 3.35, × 512 12.41 → 11.25, 8192 × 512 2.25 → 2.17, but 8192 × 256
+// 0.983 → 1.013; FP64 110592 × 100 2.20 → 1.85. Q's groups on one stream instead of two:
+// 110592 × 100 1.032 against 1.045, × 256 3.50 against 3.34. Leaves by the split apply up to 16
+// thread blocks per SM (the near columns and Q's tail then split): 110592 × 100 1.65.
 // A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
 template <class T>
 class CaqrRegisterPlan {
@@ -105,7 +106,8 @@ class CaqrRegisterPlan {
   int sm_count_ = 0;
   std::vector<Panel> panels_;
   std::vector<std::pair<int, int>> q_groups_;
-  DeviceBuffer<T> work_, stacks_, tau_;
+  bool tsqr_q_ = false;  // one panel of at most 16 columns: Q by launch_tsqr_register_form_q
+  DeviceBuffer<T> work_, stacks_, q_stacks_, tau_;  // q_stacks_: that form_q's workspace
   DeviceBuffer<T> apply_workspace_[kLanes];
   DeviceBuffer<unsigned> counters_;
   Stream lanes_[kLanes] = {Stream::with_priority(true), Stream::with_priority(false), Stream::with_priority(false),
