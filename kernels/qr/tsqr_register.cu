@@ -498,6 +498,9 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   }
 }
 
+// The most rows a leaf has.
+std::int64_t most_leaf_rows(const TsqrTreeArgs& tree) { return (tree.m + tree.nodes[0] - 1) / tree.nodes[0]; }
+
 template <class T>
 void check_tree(const TsqrTreeArgs& tree) {
   const int w = tsqr_register_width(tree.n);
@@ -508,7 +511,7 @@ void check_tree(const TsqrTreeArgs& tree) {
     throw std::invalid_argument("register TSQR: malformed tree (levels " + std::to_string(tree.levels) + ")");
   if (tree.threads != 128 && tree.threads != 256)
     throw std::invalid_argument("register TSQR: " + std::to_string(tree.threads) + " threads per block; 128 or 256");
-  if ((tree.m + tree.nodes[0] - 1) / tree.nodes[0] > tsqr_register_block_rows<T>(w, tree.threads))
+  if (most_leaf_rows(tree) > tsqr_register_block_rows<T>(w, tree.threads))
     throw std::invalid_argument("register TSQR: " + std::to_string(tree.nodes[0]) + " leaves cannot hold " +
                                 std::to_string(tree.m) + " rows");
 }
@@ -595,9 +598,9 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   const unsigned tiles = static_cast<unsigned>((cols + w - 1) / w);
   if (tiles > 65535) throw std::invalid_argument("register CAQR: " + std::to_string(cols) + " columns is too many tiles");
   const int c = static_cast<int>(cols);
-  auto leaves = [&](auto kernel, int threads) {
-    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, c, tree,
-                                                                                      transpose);
+  auto leaves = [&](auto kernel, int threads, unsigned col_tiles) {
+    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, c, tree,
+                                                                                          transpose);
     GPUFACT_CHECK_LAUNCH();
   };
   auto level = [&](auto kernel, int threads, int l) {
@@ -608,11 +611,11 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   const int levels = with_tree ? tree.levels : 0;
   auto run = [&](auto leaf_kernel, auto tree_kernel, int threads) {
     if (transpose) {  // Qᵀ: the leaves first, then the tree bottom-up
-      leaves(leaf_kernel, threads);
+      leaves(leaf_kernel, threads, tiles);
       for (int l = 1; l <= levels; ++l) level(tree_kernel, threads, l);
     } else {  // Q: the tree top-down, then the leaves
       for (int l = levels; l >= 1; --l) level(tree_kernel, threads, l);
-      leaves(leaf_kernel, threads);
+      leaves(leaf_kernel, threads, tiles);
     }
   };
   // Columns narrower than the panel: the leaves by a narrower column class at 128 threads when its
@@ -620,20 +623,16 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   // a thread instead of 2 × 32, so a reflector's column sums cover 16 columns, not 32). Measured
   // on one H100 (CAQR, 110592 rows, ms): × 100 (a last panel of 4 columns) 1.007 → 0.968, × 72
   // 0.665 → 0.614, FP64 × 100 1.78 → 1.62.
-  const std::int64_t leaf_rows = (tree.m + tree.nodes[0] - 1) / tree.nodes[0];
   // FP64 takes 16-wide tiles for wider columns too (110592 rows: × 100 1.617 → 1.555 ms, × 512
   // 23.95 → 20.94); FP32 at most ±2.5% either way (× 100 0.966 against 0.977), so not.
   const int narrow = sizeof(T) == 8 && cols > 16
                          ? 16
                          : tsqr_register_width(static_cast<int>(std::min<std::int64_t>(cols, kTsqrMaxWidth)));
-  if (!with_tree && narrow < w && leaf_rows <= tsqr_register_block_rows<T>(narrow, 128)) {
-    const unsigned narrow_tiles = static_cast<unsigned>((cols + narrow - 1) / narrow);
+  if (!with_tree && narrow < w && most_leaf_rows(tree) <= tsqr_register_block_rows<T>(narrow, 128)) {
     with_class(narrow, 128, [&](auto cw, auto th) {
       constexpr int W = decltype(cw)::value, TH = decltype(th)::value;
-      caqr_apply_leaves_kernel<T, W, TH><<<dim3(static_cast<unsigned>(tree.nodes[0]), narrow_tiles), TH, 0, stream>>>(
-          v, ldv, tau, x, ldx, c, tree, transpose);
+      leaves(caqr_apply_leaves_kernel<T, W, TH>, TH, static_cast<unsigned>((cols + W - 1) / W));
     });
-    GPUFACT_CHECK_LAUNCH();
     return;
   }
   with_class(w, tree.threads, [&](auto cw, auto th) {
