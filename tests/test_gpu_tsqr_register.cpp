@@ -86,7 +86,7 @@ TYPED_TEST(GpuTsqrRegister, ZeroColumnStillGivesAValidQr) {
   struct Case {
     std::int64_t n, zero;
   };
-  for (const Case c : {Case{12, 5}, Case{10, 9}, Case{16, 15}}) {
+  for (const Case c : {Case{12, 5}, Case{10, 9}, Case{16, 15}, Case{32, 0}, Case{24, 17}, Case{32, 31}}) {
     SCOPED_TRACE("n " + std::to_string(c.n) + ", column " + std::to_string(c.zero) + " zero");
     auto a = this->random(20000, c.n, 99);
     for (std::int64_t i = 0; i < a.rows(); ++i) a(i, c.zero) = T(0);

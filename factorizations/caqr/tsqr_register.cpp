@@ -279,9 +279,15 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   for (const auto lane : {cs, ls, q0, q1}) wait(lane, forked_);
 
   T* w = work_.data();
-  GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(w, static_cast<std::size_t>(m) * sizeof(T), a, static_cast<std::size_t>(lda) * sizeof(T),
-                                       static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(n),
-                                       cudaMemcpyDeviceToDevice, cs));
+  // The first panel is factored straight from A (its V and R land in the work copy); the columns
+  // past it are copied on the look-ahead stream meanwhile, before any update reads them.
+  const std::int64_t rest = first_col(1);
+  if (rest < n) {
+    GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(w + rest * m, static_cast<std::size_t>(m) * sizeof(T), a + rest * lda,
+                                         static_cast<std::size_t>(lda) * sizeof(T), static_cast<std::size_t>(m) * sizeof(T),
+                                         static_cast<std::size_t>(n - rest), cudaMemcpyDeviceToDevice, ls));
+    copied_.record(ls);
+  }
   if (!tsqr_q_) kernels::launch_set_identity<T>(q, ldq, m, n, q0);
   identity_set_.record(q0);
   wait(q1, identity_set_);
@@ -303,13 +309,15 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     // The root's R goes over the panel's top (upper triangle only: the first leaf's V stays
     // below it); the rows above it are the earlier panels' trailing updates, so R is then one
     // copy of the upper triangle.
-    kernels::launch_tsqr_register_factor<T>(panel, m, panel, m, stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
+    kernels::launch_tsqr_register_factor<T>(i == 0 ? a : panel, i == 0 ? lda : m, panel, m,
+                                            stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
                                             counters_.data(), panel, m, false, p.tree, cs);
     factored_[static_cast<std::size_t>(i)].record(cs);
     // The next panel's columns on the critical stream, once the look-ahead has brought them up to
-    // the panels before this one; the columns past them on the look-ahead stream.
+    // the panels before this one (or, after the first panel, once they are copied); the columns
+    // past them on the look-ahead stream.
     if (i + 1 < panels) {
-      if (i >= 1) wait(cs, lookahead_done_[static_cast<std::size_t>(i - 1)]);
+      wait(cs, i >= 1 ? lookahead_done_[static_cast<std::size_t>(i - 1)] : copied_);
       apply(p, w + p.col0 + first_col(i + 1) * m, m, first_col(i + 2) - first_col(i + 1), true, kCritical);
     }
     if (i + 2 < panels) {
