@@ -197,16 +197,17 @@ TYPED_TEST(GpuWyApply, ResidentTakesSplitRows) {
 }
 
 // The register TSQR's leaves (split rows) and tree levels (rows gathered from the children's
-// leaves): Qᵀ applied leaves first, then the levels upwards; Q the other way.
+// leaves): Qᵀ applied leaves first, then the levels upwards; Q the other way. On 70 columns (whole
+// and partial tiles) and on 3 and 4 (a tile mostly padding, as for a narrow last panel).
 TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
   using T = TypeParam;
   struct Shape {
     std::int64_t m;
     int n;
   };
-  const std::int64_t cols = 70;
+  for (const std::int64_t cols : {70, 4, 3})
   for (const Shape sh : {Shape{8192, 32}, Shape{20000, 12}, Shape{30000, 16}, Shape{1000, 9}, Shape{40000, 32}}) {
-    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n));
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + " on " + std::to_string(cols) + " columns");
     const int width = kernels::tsqr_register_width(sh.n);
     auto tree = make_tsqr_tree(sh.m, sh.n, kernels::tsqr_register_block_rows<T>(width, 256));
     tree.threads = 256;
