@@ -121,7 +121,8 @@ TYPED_TEST(GpuTsqrRegister, CaqrFactorsAnyWidth) {
   struct Shape {
     std::int64_t m, n;
   };
-  // Last panels of 12 (44), 9 (41) and 16 (48) columns; one panel at 37 × 32 (Q by the applies),
+  // Narrow panels (first in FP32, last in FP64) of 12 (44), 9 (41), 16 (48), 8 (40) and 1 (33)
+  // columns; one panel at 37 × 32 (Q by the applies),
   // 110592 × 16 and 10⁶ × 10 (a TSQR: Q from its tree).
   for (const Shape s : {Shape{40, 40}, Shape{300, 300}, Shape{1000, 100}, Shape{5000, 33}, Shape{5000, 44},
                         Shape{110592, 41}, Shape{8192, 64}, Shape{8192, 200}, Shape{110592, 100}, Shape{300000, 48},

@@ -193,6 +193,7 @@ namespace {
 // rather than from the apply kernels on an identity. One H100, FP32: 110592 × 16 0.0945 → 0.0866
 // ms, 10⁶ × 10 0.2105 → 0.1807, but 110592 × 32 0.188 → 0.208.
 constexpr std::int64_t kTsqrQMaxWidth = 16;
+bool q_from_tsqr(std::size_t panels, std::int64_t n) { return panels == 1 && n <= kTsqrQMaxWidth; }
 
 // Q's column groups: the panels before the last in at most kQGroups ranges of consecutive panels,
 // then the last panel alone.
@@ -221,7 +222,7 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
   q_groups_ = caqr_q_groups(static_cast<int>(panels_.size()));
   work_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
   stacks_ = DeviceBuffer<T>(stacks);
-  tsqr_q_ = panels_.size() == 1 && n <= kTsqrQMaxWidth;
+  tsqr_q_ = q_from_tsqr(panels_.size(), n);
   if (tsqr_q_) q_stacks_ = DeviceBuffer<T>(stacks);
   tau_ = DeviceBuffer<T>(tau);
   counters_ = DeviceBuffer<unsigned>(counters);
@@ -271,7 +272,7 @@ std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
   const auto trees = caqr_panel_trees<T>(m, n);
   for (const auto& tree : trees) {
     const auto sizes = tsqr_tree_sizes(tree);
-    count += sizes.stacks * (trees.size() == 1 && n <= kTsqrQMaxWidth ? 2 : 1) + sizes.tau;
+    count += sizes.stacks * (q_from_tsqr(trees.size(), n) ? 2 : 1) + sizes.tau;
     counters = std::max(counters, sizes.counters);
     workspace = std::max(workspace, tsqr_apply_workspace<T>(tree, n - c0));
     c0 += tree.n;
