@@ -103,6 +103,10 @@ TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {
   TsqrRegisterPlan<T> plan(m, n);
   HostMatrix<T> first_r(n, n);
   for (int call = 0; call < 3; ++call) {
+    // R and Q poisoned (NaN) first: a call whose tree stalled (its counters not left zero by the
+    // call before) would leave them so.
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dr.data(), 0xff, dr.bytes(), this->stream_));
+    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dq.data(), 0xff, dq.bytes(), this->stream_));
     plan.factor(da.data(), m, dr.data(), n, this->stream_);
     plan.form_q(dq.data(), m, this->stream_);
     const auto r = this->download(dr, n, n);

@@ -214,7 +214,7 @@ TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
     auto a = this->upload(this->random(sh.m, sh.n, 5 + sh.m));
     DeviceBuffer<T> v(static_cast<std::size_t>(sh.m * sh.n)), stacks(std::max<std::size_t>(sizes.stacks, 1)),
         tau(sizes.tau), r(static_cast<std::size_t>(sh.n * sh.n));
-    DeviceBuffer<unsigned> counters(std::max<std::size_t>(sizes.counters, 1));
+    auto counters = zeroed_counters(sizes.counters);
     kernels::launch_tsqr_register_factor<T>(a.data(), sh.m, v.data(), sh.m, stacks.data(), tau.data(), counters.data(),
                                             r.data(), sh.n, true, tree, this->stream_);
     const auto levels = tsqr_wy_levels<T>(tree, v.data(), sh.m, stacks.data(), tau.data());

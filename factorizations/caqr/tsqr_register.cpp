@@ -56,6 +56,12 @@ TsqrTreeSizes tsqr_tree_sizes(const kernels::TsqrTreeArgs& t) {
   return s;
 }
 
+DeviceBuffer<unsigned> zeroed_counters(std::size_t count) {
+  DeviceBuffer<unsigned> c(std::max<std::size_t>(count, 1));
+  GPUFACT_CUDA_CHECK(cudaMemset(c.data(), 0, c.bytes()));
+  return c;
+}
+
 namespace {
 template <class T>
 kernels::TsqrTreeArgs tree_for(std::int64_t m, std::int64_t n) {
@@ -139,7 +145,7 @@ TsqrRegisterPlan<T>::TsqrRegisterPlan(std::int64_t m, std::int64_t n) : tree_(tr
   stacks_ = DeviceBuffer<T>(sizes.stacks);
   q_stacks_ = DeviceBuffer<T>(sizes.stacks);
   tau_ = DeviceBuffer<T>(sizes.tau);
-  counters_ = DeviceBuffer<unsigned>(sizes.counters);
+  counters_ = zeroed_counters(sizes.counters);
 }
 
 template <class T>
@@ -225,7 +231,7 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
   tsqr_q_ = q_from_tsqr(panels_.size(), n);
   if (tsqr_q_) q_stacks_ = DeviceBuffer<T>(stacks);
   tau_ = DeviceBuffer<T>(tau);
-  counters_ = DeviceBuffer<unsigned>(counters);
+  counters_ = zeroed_counters(counters);
   std::size_t workspace = 1;
   for (auto& p : panels_) {
     p.levels = tsqr_wy_levels<T>(p.tree, work_.data() + p.col0 + p.col0 * m, m, stacks_.data() + p.stack_offset,

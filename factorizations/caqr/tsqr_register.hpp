@@ -33,6 +33,10 @@ struct TsqrTreeSizes {
 };
 TsqrTreeSizes tsqr_tree_sizes(const kernels::TsqrTreeArgs& tree);
 
+// `count` tree counters (at least one), zeroed: launch_tsqr_register_factor leaves them zero, so
+// they are zeroed only here, once, and not before each factorization.
+DeviceBuffer<unsigned> zeroed_counters(std::size_t count);
+
 // The tree's reflector blocks as compact-WY block sets (kernels/qr/wy_apply.cuh): the leaves
 // (split rows of v, ldv) first, then each level's nodes (stacks, rows gathered from the
 // children). v, stacks and tau as launch_tsqr_register_factor wrote them.

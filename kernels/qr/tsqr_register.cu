@@ -384,8 +384,12 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     // Publish this block's R, then count it in; the last of the node's children factors the node.
     __threadfence();
     __syncthreads();
-    if (threadIdx.x == 0)
-      last = atomicAdd(counters + tree.counter_offset[level + 1] + parent, 1u) + 1 == static_cast<unsigned>(kids);
+    // The last one also zeroes the counter, so every launch finds (and leaves) them all zero.
+    if (threadIdx.x == 0) {
+      unsigned* const count = counters + tree.counter_offset[level + 1] + parent;
+      last = atomicAdd(count, 1u) + 1 == static_cast<unsigned>(kids);
+      if (last) *count = 0;
+    }
     __syncthreads();
     if (!last) return;
     __threadfence();
@@ -562,9 +566,6 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
                                  unsigned* counters, T* r, std::int64_t ldr, bool r_zeros_below,
                                  const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
-  if (tree.levels > 0)
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(counters, 0, sizeof(unsigned) * tree.counter_offset[tree.levels] +
-                                                        sizeof(unsigned) * tree.nodes[tree.levels], stream));
   const dim3 grid(static_cast<unsigned>(tree.nodes[0]));
   with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
     constexpr int W = decltype(w)::value, TH = decltype(th)::value;

@@ -53,7 +53,8 @@ int tsqr_register_block_rows(int width, int threads);
 // ldv ≥ m), the tree's stacks (V and R of each node) into `stacks`, taus into `tau`, the final R
 // (n × n) into r: with zeros below the diagonal, or (r_zeros_below false: r is the top of v) over
 // the upper triangle only, keeping the first leaf's V below it. `counters` (one per tree node
-// above the leaves) are zeroed on the stream first.
+// above the leaves, tsqr_tree_sizes' count) must be zero; the launch leaves them zero, so they
+// are zeroed once, when allocated, and no launch needs a memset before it.
 template <class T>
 void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
                                  unsigned* counters, T* r, std::int64_t ldr, bool r_zeros_below,
