@@ -367,11 +367,12 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
 }
 
 template <class T>
-void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1, cudaStream_t stream) {
+void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1, cudaStream_t stream,
+                      bool memset = false) {
   if (m <= 0 || j1 <= j0) return;
   if (lda < m) throw std::invalid_argument("launch_set_identity_columns: lda < m");
   const std::int64_t cols = j1 - j0;
-  if (m * cols >= kMemsetIdentityEntries) {
+  if (memset || m * cols >= kMemsetIdentityEntries) {
     GPUFACT_CUDA_CHECK(cudaMemset2DAsync(a + j0 * lda, static_cast<std::size_t>(lda) * sizeof(T), 0,
                                          static_cast<std::size_t>(m) * sizeof(T), static_cast<std::size_t>(cols),
                                          stream));
@@ -408,6 +409,14 @@ void launch_set_identity_columns(float* a, std::int64_t lda, std::int64_t m, std
 void launch_set_identity_columns(double* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1,
                                  cudaStream_t stream) {
   identity_columns(a, lda, m, j0, j1, stream);
+}
+void launch_set_identity_columns_by_memset(float* a, std::int64_t lda, std::int64_t m, std::int64_t j0,
+                                           std::int64_t j1, cudaStream_t stream) {
+  identity_columns(a, lda, m, j0, j1, stream, true);
+}
+void launch_set_identity_columns_by_memset(double* a, std::int64_t lda, std::int64_t m, std::int64_t j0,
+                                           std::int64_t j1, cudaStream_t stream) {
+  identity_columns(a, lda, m, j0, j1, stream, true);
 }
 
 }  // namespace gpufact::kernels
