@@ -7,7 +7,10 @@
 namespace gpufact::microbench {
 
 // Hz measured over `adds` dependent adds (rounded up to a multiple of 16; ~10–30 µs at the
-// default); 0 where the chain is not built (not x86-64). Never throws.
+// default), the fastest of kHostClockChains such chains: a chain during which the thread was
+// descheduled or interrupted only reads slower (on a loaded 2-core CI machine a single chain once
+// read 45 MHz). 0 where the chain is not built (not x86-64). Never throws.
+inline constexpr int kHostClockChains = 3;
 double measure_host_clock_hz(long adds = 1L << 16);
 
 }  // namespace gpufact::microbench
