@@ -90,7 +90,8 @@ class TsqrRegisterPlan {
 // The first panel is factored straight from A into the plan's copy, while the columns past it
 // are copied on the look-ahead stream (one H100, against copying all of A first on the critical
 // stream: FP32 110592 × 100 0.969 → 0.953 ms, × 64 0.477 → 0.459, 10⁶ × 10 (one panel, no copy
-// left) 0.182 → 0.137; FP64 110592 × 100 1.552 → 1.483).
+// left) 0.182 → 0.137; FP64 110592 × 100 1.552 → 1.483). After a narrow first panel, the columns
+// past the next panel's are copied only once the next panel is updated (run says why).
 // A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
 template <class T>
 class CaqrRegisterPlan {
@@ -124,7 +125,7 @@ class CaqrRegisterPlan {
                            Stream::with_priority(false)};
   Event forked_{cudaEventDisableTiming}, identity_set_{cudaEventDisableTiming}, copied_{cudaEventDisableTiming};
   Event lookahead_joined_{cudaEventDisableTiming}, q_joined_[2] = {Event{cudaEventDisableTiming}, Event{cudaEventDisableTiming}};
-  Event done_{cudaEventDisableTiming};
+  Event done_{cudaEventDisableTiming}, next_updated_{cudaEventDisableTiming};
   std::vector<Event> factored_, lookahead_done_;  // per panel
 };
 
