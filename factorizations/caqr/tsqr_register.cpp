@@ -327,7 +327,7 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   // and a launch for its ones: the one-kernel identity (under half the bandwidth at 32 columns)
   // was 0.5–3% faster at s and d × 64 and × 100 but slower at s × 36, × 132, × 256 and 8192 rows.
   const auto set_identity = [&](std::pair<int, int> g, cudaStream_t st) {
-    kernels::launch_set_identity_columns_by_memset(q, ldq, m, first_col(g.first), first_col(g.second), st);
+    kernels::launch_set_identity_columns(q, ldq, m, first_col(g.first), first_col(g.second), st, true);
   };
   if (!tsqr_q_ && q_groups_.size() == 1) {  // one panel of 17 … 32 columns: the tail alone
     set_identity(q_groups_.back(), q0);

@@ -368,7 +368,7 @@ void larft(const T* gram, std::int64_t ldg, const T* tau, std::int64_t w, T* t, 
 
 template <class T>
 void identity_columns(T* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1, cudaStream_t stream,
-                      bool memset = false) {
+                      bool memset) {
   if (m <= 0 || j1 <= j0) return;
   if (lda < m) throw std::invalid_argument("launch_set_identity_columns: lda < m");
   const std::int64_t cols = j1 - j0;
@@ -403,20 +403,12 @@ void launch_larft_from_gram(const double* gram, std::int64_t ldg, const double* 
   larft(gram, ldg, tau, w, t, ldt, stream);
 }
 void launch_set_identity_columns(float* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1,
-                                 cudaStream_t stream) {
-  identity_columns(a, lda, m, j0, j1, stream);
+                                 cudaStream_t stream, bool by_memset) {
+  identity_columns(a, lda, m, j0, j1, stream, by_memset);
 }
 void launch_set_identity_columns(double* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1,
-                                 cudaStream_t stream) {
-  identity_columns(a, lda, m, j0, j1, stream);
-}
-void launch_set_identity_columns_by_memset(float* a, std::int64_t lda, std::int64_t m, std::int64_t j0,
-                                           std::int64_t j1, cudaStream_t stream) {
-  identity_columns(a, lda, m, j0, j1, stream, true);
-}
-void launch_set_identity_columns_by_memset(double* a, std::int64_t lda, std::int64_t m, std::int64_t j0,
-                                           std::int64_t j1, cudaStream_t stream) {
-  identity_columns(a, lda, m, j0, j1, stream, true);
+                                 cudaStream_t stream, bool by_memset) {
+  identity_columns(a, lda, m, j0, j1, stream, by_memset);
 }
 
 }  // namespace gpufact::kernels

@@ -33,17 +33,13 @@ void launch_larft_from_gram(const float* gram, std::int64_t ldg, const float* ta
 void launch_larft_from_gram(const double* gram, std::int64_t ldg, const double* tau, std::int64_t w, double* t,
                             std::int64_t ldt, cudaStream_t stream);
 
-// a(i, j) ← (i == j) for rows i < m and columns j0 <= j < j1.
+// a(i, j) ← (i == j) for rows i < m and columns j0 <= j < j1. From 2²² entries, or always with
+// by_memset, a memset of the columns and a launch for their ones; below, one kernel (one launch
+// on a panel chain, but under half the memset's bandwidth: beside other streams CAQR's 110592 ×
+// 32 column groups of Q took 18–50 µs that way on the H100, so it passes by_memset).
 void launch_set_identity_columns(float* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1,
-                                 cudaStream_t stream);
+                                 cudaStream_t stream, bool by_memset = false);
 void launch_set_identity_columns(double* a, std::int64_t lda, std::int64_t m, std::int64_t j0, std::int64_t j1,
-                                 cudaStream_t stream);
-// The same, always as a memset of the columns and a launch for their ones, whatever their size:
-// for work beside other streams, where the one-kernel version (below 2²² entries) runs at less
-// than half the memset's bandwidth (CAQR's 110592 × 32 column groups of Q on the H100: 18–50 µs).
-void launch_set_identity_columns_by_memset(float* a, std::int64_t lda, std::int64_t m, std::int64_t j0,
-                                           std::int64_t j1, cudaStream_t stream);
-void launch_set_identity_columns_by_memset(double* a, std::int64_t lda, std::int64_t m, std::int64_t j0,
-                                           std::int64_t j1, cudaStream_t stream);
+                                 cudaStream_t stream, bool by_memset = false);
 
 }  // namespace gpufact::kernels
