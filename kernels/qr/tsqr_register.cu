@@ -41,6 +41,16 @@ constexpr int factor_groups_at(int w) { return w == 32 ? 4 : 1; }
 // measured on the H200 at 8192 × 32 and 110592 × 32, that apply ran 15% and 24% slower, form_q
 // 6% slower and 9% faster.
 constexpr int kApplyGroups = 1;
+// A TSQR's explicit Q (tsqr_form_q_kernel) is the exception at 32 wide in FP32: in two groups of
+// 16 columns (4 rows a thread) the column sums' butterfly takes 15 shuffles instead of 31 and the
+// block fits 128 registers, so two blocks share an SM (one at 140 registers before). Measured on
+// one H100, tsqr_register at 110592 × 32: 0.193 → 0.187 ms, and 0.183 with τ folded into the
+// reflector's rows (apply_block's TauOnV). CAQR's applies were slower in two groups (110592 × 100
+// 0.848 → 0.857 ms) and even with τ folded (±0.4%), so they keep one.
+template <class T>
+constexpr int form_q_groups_at(int w) {
+  return sizeof(T) == 4 && w == 32 ? 2 : 1;
+}
 // Reflectors per pass of the factor's loop (see factor_block): measured on the H200, 4 beats 1
 // at 16 wide (FP32 110592 × 16: 46 µs against 58, though the 128-register block then spills 52
 // bytes) and at 12 wide; at 32 wide 4 and 8 run alike.
@@ -86,6 +96,8 @@ template <class T, int W, int TH>
 using FactorShape = Shape<T, W, TH, factor_groups_at(W)>;
 template <class T, int W, int TH>
 using ApplyShape = Shape<T, W, TH, kApplyGroups>;
+template <class T, int W, int TH>
+using FormQShape = Shape<T, W, TH, form_q_groups_at<T>(W)>;
 
 // Where this thread's entries lie: entry (i, k) is row slot + i·slots, column group·cols + k.
 template <class S>
@@ -312,8 +324,9 @@ __device__ __forceinline__ void factor_block(typename S::Rows& x, int n, typenam
 
 // x ← H_0 H_1 … H_{w−1} x (backward: H_{w−1} applied first, as orgqr) or x ← H_{w−1} … H_0 x
 // (forward: Qᵀx), with the block's w reflectors (v below the diagonal of `v`, `rows` rows). All W
-// columns of x are transformed; those past the caller's tile are zero and stay zero.
-template <class S>
+// columns of x are transformed; those past the caller's tile are zero and stay zero. TauOnV
+// scales the thread's rows of v by τ rather than its columns of w, fewer products with groups.
+template <class S, bool TauOnV = false>
 __device__ __forceinline__ void apply_block(typename S::Rows& x, const typename S::T* v, std::int64_t ldv, int rows,
                                             int w, const typename S::T* tau, Scratch<S>& s, bool forward) {
   using T = typename S::T;
@@ -341,13 +354,22 @@ __device__ __forceinline__ void apply_block(typename S::Rows& x, const typename 
     T tot[C];
     load_vec<T, C>(block_column_totals<S>(p, s, step & 1) + at.col(0), tot);
     const T tau_j = tau[j];
-    T tw[C];
+    if constexpr (TauOnV) {  // R products τ·v instead of C products τ·w
 #pragma unroll
-    for (int k = 0; k < C; ++k) tw[k] = tau_j * tot[k];
+      for (int i = 0; i < R; ++i) {
+        const T tv = tau_j * vr[i];
 #pragma unroll
-    for (int i = 0; i < R; ++i)
+        for (int k = 0; k < C; ++k) x[i][k] -= tv * tot[k];
+      }
+    } else {
+      T tw[C];
 #pragma unroll
-      for (int k = 0; k < C; ++k) x[i][k] -= vr[i] * tw[k];
+      for (int k = 0; k < C; ++k) tw[k] = tau_j * tot[k];
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+#pragma unroll
+        for (int k = 0; k < C; ++k) x[i][k] -= vr[i] * tw[k];
+    }
   }
 }
 
@@ -404,10 +426,10 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
 // parent's output (the identity at the root), the rest are zero; the node's reflectors are applied
 // and the result goes to the node's output stack (tree levels) or to Q (leaves).
 template <class T, int W, int TH>
-__global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
+__global__ void __launch_bounds__(TH, (form_q_groups_at<T>(W) > 1 ? 2 * 256 / TH : min_blocks<T, W, TH>()))
     tsqr_form_q_kernel(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
                        std::int64_t ldq, const TsqrTreeArgs tree, int level) {
-  using S = ApplyShape<T, W, TH>;
+  using S = FormQShape<T, W, TH>;
   __shared__ Scratch<S> s;
   const int n = tree.n, node = blockIdx.x;
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n, stack_size = stack_ld * n;
@@ -433,11 +455,11 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   if (level == 0) {
     const std::int64_t row0 = leaf_row(node, tree);
     const int rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
-    apply_block<S>(x, v + row0, ldv, rows, n, node_tau, s, false);
+    apply_block<S, (S::groups > 1)>(x, v + row0, ldv, rows, n, node_tau, s, false);
     store_rows<S>(x, q + row0, ldq, rows, n);
   } else {
     const int rows = min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n;
-    apply_block<S>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s, false);
+    apply_block<S, (S::groups > 1)>(x, stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n, node_tau, s, false);
     store_rows<S>(x, q_stacks + tree.stack_offset[level] + node * stack_size, stack_ld, rows, n);
   }
 }
@@ -555,7 +577,9 @@ int tsqr_register_block_rows(int width, int threads) {
   with_class(width, threads, [&](auto w, auto th) {
     using F = FactorShape<T, decltype(w)::value, decltype(th)::value>;
     using A = ApplyShape<T, decltype(w)::value, decltype(th)::value>;
-    static_assert(F::block_rows == A::block_rows, "the factor's and the apply kernels' blocks hold the same rows");
+    static_assert(F::block_rows == A::block_rows &&
+                      F::block_rows == FormQShape<T, decltype(w)::value, decltype(th)::value>::block_rows,
+                  "the factor's and the apply kernels' blocks hold the same rows");
     rows = F::block_rows;
   });
   return rows;
