@@ -197,7 +197,8 @@ TYPED_TEST(GpuWyApply, ResidentTakesSplitRows) {
 }
 
 // The register TSQR's leaves (split rows) and tree levels (rows gathered from the children's
-// leaves): Qᵀ applied leaves first, then the levels upwards; Q the other way. On 70 columns (whole
+// leaves): Qᵀ applied leaves first, then the levels upwards; Q the other way. The split apply keeps
+// the T it makes (equal to launch_wy_larft's), and applies alike when given it. On 70 columns (whole
 // and partial tiles) and on 3 and 4 (a tile mostly padding, as for a narrow last panel).
 TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
   using T = TypeParam;
@@ -230,19 +231,34 @@ TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
         auto expect = this->upload(c), got = this->upload(c);
         kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), expect.data(), sh.m, cols,
                                                tree, transpose, this->stream_);
-        auto split = this->upload(c);
+        auto split = this->upload(c), split_t = this->upload(c);
+        const std::size_t t_count = offsets.back() + static_cast<std::size_t>(levels.back().blocks) *
+                                                          kernels::wy_t_entries(levels.back().k);
+        auto kept = this->poisoned(t_count);
         for (std::size_t q = 0; q < levels.size(); ++q) {
           const std::size_t l = transpose ? q : levels.size() - 1 - q;
           kernels::launch_wy_apply<T>(levels[l], t.data() + offsets[l], got.data(), sh.m, cols, transpose,
                                       this->stream_);
-          kernels::launch_wy_apply_split<T>(levels[l], split.data(), sh.m, cols, transpose, workspace.data(),
+          auto keep = levels[l];  // T made in every chunk, and kept
+          keep.t_out = kept.data() + offsets[l];
+          kernels::launch_wy_apply_split<T>(keep, split.data(), sh.m, cols, transpose, workspace.data(),
+                                            this->stream_);
+          auto given = levels[l];  // T made beforehand rather than in every chunk
+          given.t = t.data() + offsets[l];
+          kernels::launch_wy_apply_split<T>(given, split_t.data(), sh.m, cols, transpose, workspace.data(),
                                             this->stream_);
         }
+        // The kept T's are larft's (the same sums in another order).
+        const auto t_rows = static_cast<std::int64_t>(t_count);
+        EXPECT_LT(this->difference(this->download(kept, t_rows, 1), this->download(t, t_rows, 1), 1.0), kTolerance)
+            << "kept T";
         const auto want = this->download(expect, sh.m, cols);
         EXPECT_LT(this->difference(this->download(got, sh.m, cols), want, 1.0), kTolerance)
             << (transpose ? "Qᵀ" : "Q");
         EXPECT_LT(this->difference(this->download(split, sh.m, cols), want, 1.0), kTolerance)
             << (transpose ? "Qᵀ" : "Q") << ", split";
+        EXPECT_LT(this->difference(this->download(split_t, sh.m, cols), want, 1.0), kTolerance)
+            << (transpose ? "Qᵀ" : "Q") << ", split with T given";
       }
     }
   }

@@ -92,6 +92,8 @@ class TsqrRegisterPlan {
 // stream: FP32 110592 × 100 0.969 → 0.953 ms, × 64 0.477 → 0.459, 10⁶ × 10 (one panel, no copy
 // left) 0.182 → 0.137; FP64 110592 × 100 1.552 → 1.483). After a narrow first panel, the columns
 // past the next panel's are copied only once the next panel is updated (run says why).
+// Each panel's critical update keeps the T of its tree levels, which Q's groups and tail then take
+// instead of making it again (run says what it gained).
 // A is m × n (m ≥ n ≥ 1), only read; run writes Q (m × n) and R (n × n, zeros below).
 template <class T>
 class CaqrRegisterPlan {
@@ -106,12 +108,18 @@ class CaqrRegisterPlan {
     kernels::TsqrTreeArgs tree;
     std::size_t stack_offset = 0, tau_offset = 0;
     std::vector<kernels::WyBlocks<T>> levels;  // leaves, then the tree levels
+    std::vector<std::size_t> t_offsets;          // per tree level: where tree_t_ keeps its T
   };
+  // What a tree level's split apply does with its T: make it (larft's recurrence in every chunk),
+  // make it and keep it in tree_t_, or take the kept one.
+  enum class TreeT { make, keep, kept };
   // The streams: critical, look-ahead, Q's groups (two); each applies with its own workspace.
   enum Lane : int { kCritical = 0, kLookahead = 1, kQ0 = 2, kQ1 = 3, kLanes = 4 };
   // x (rows from the panel's first row, `cols` columns) ← Qᵀx (transpose) or Qx for panel p:
-  // the leaves then the levels upwards, or the other way.
-  void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane);
+  // the leaves then the levels upwards, or the other way. With TreeT::kept the lane first waits
+  // for the panel's t_kept_.
+  void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane,
+             TreeT tree_t = TreeT::make);
   cudaStream_t stream(Lane lane) const { return lanes_[lane].get(); }
   std::int64_t m_, n_;
   int sm_count_ = 0;
@@ -119,6 +127,7 @@ class CaqrRegisterPlan {
   std::vector<std::pair<int, int>> q_groups_;
   bool tsqr_q_ = false;  // one panel of at most 16 columns: Q by launch_tsqr_register_form_q
   DeviceBuffer<T> work_, stacks_, q_stacks_, tau_;  // q_stacks_: that form_q's workspace
+  DeviceBuffer<T> tree_t_;  // the tree levels' T, kept by each panel's critical update
   DeviceBuffer<T> apply_workspace_[kLanes];
   DeviceBuffer<unsigned> counters_;
   Stream lanes_[kLanes] = {Stream::with_priority(true), Stream::with_priority(false), Stream::with_priority(false),
@@ -126,7 +135,7 @@ class CaqrRegisterPlan {
   Event forked_{cudaEventDisableTiming}, identity_set_{cudaEventDisableTiming}, copied_{cudaEventDisableTiming};
   Event lookahead_joined_{cudaEventDisableTiming}, q_joined_[2] = {Event{cudaEventDisableTiming}, Event{cudaEventDisableTiming}};
   Event done_{cudaEventDisableTiming}, next_updated_{cudaEventDisableTiming};
-  std::vector<Event> factored_, lookahead_done_;  // per panel
+  std::vector<Event> factored_, lookahead_done_, t_kept_;  // per panel
 };
 
 }  // namespace gpufact::factorizations

@@ -501,7 +501,7 @@ __global__ void __launch_bounds__(kThreads) wy_split_gram_kernel(const WyBlocks<
   }
   T* w = out + NB * NB + static_cast<std::int64_t>(blockIdx.y) * NB * L::cols;
   for (int idx = threadIdx.x; idx < NB * L::cols; idx += kThreads) w[idx] = m.sw[idx];
-  if (blockIdx.y != 0) return;
+  if (blockIdx.y != 0 || b.t) return;  // VᵀV (for T) once per chunk, unless T is given
   T acc[Gram<T, NB, NB>::MI][Gram<T, NB, NB>::MC] = {};
   accumulate_gram<T, NB, NB, L>(m.sv, m.sv, x.rows - r0, acc);
   reduce_gram<T, NB, NB>(acc, m.part, m.sw);
@@ -534,6 +534,7 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
   // 1.048 ms with it and 1.001 without, 8192 × 256 1.018 and 0.930.
   constexpr int kG = NB * NB / kThreads, kW = NB * TC / kThreads, kBatch = 4;
   static_assert(kG * kThreads == NB * NB && kW * kThreads == NB * TC, "whole entries per thread");
+  const bool given_t = b.t != nullptr;
   T g[kG] = {}, w[kW] = {};
   for (int q0 = 0; q0 < own; q0 += kBatch) {
     T pg[kBatch][kG], pw[kBatch][kW];
@@ -542,7 +543,7 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
       const bool in = q0 + u < own;
       const std::int64_t at = static_cast<std::int64_t>(q0 + u) * stride + threadIdx.x;
 #pragma unroll
-      for (int e = 0; e < kG; ++e) pg[u][e] = in ? first[at + e * kThreads] : T(0);
+      for (int e = 0; e < kG; ++e) pg[u][e] = in && !given_t ? first[at + e * kThreads] : T(0);
 #pragma unroll
       for (int e = 0; e < kW; ++e) pw[u][e] = in ? w0[at + e * kThreads] : T(0);
     }
@@ -558,9 +559,18 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
   for (int e = 0; e < kG; ++e) m.part[threadIdx.x + e * kThreads] = g[e];
 #pragma unroll
   for (int e = 0; e < kW; ++e) m.sw[threadIdx.x + e * kThreads] = w[e];
+  if (given_t) {  // T(i, j) at tb[i + j·NB]
+    const T* tb = b.t + static_cast<std::int64_t>(blk) * NB * NB;
+    for (int idx = threadIdx.x; idx < NB * NB; idx += kThreads) m.st[(idx % NB) * (NB + 1) + idx / NB] = tb[idx];
+  }
   __syncthreads();
-  larft_rows<T, NB>(m.part, b.tau + static_cast<std::int64_t>(blk) * b.tau_stride, x.k,
-                    [&](int i, int j, T v) { m.st[i * (NB + 1) + j] = v; });
+  if (!given_t) {
+    T* const keep = b.t_out && chunk == 0 && blockIdx.y == 0 ? b.t_out + static_cast<std::int64_t>(blk) * NB * NB : nullptr;
+    larft_rows<T, NB>(m.part, b.tau + static_cast<std::int64_t>(blk) * b.tau_stride, x.k, [&](int i, int j, T v) {
+      m.st[i * (NB + 1) + j] = v;
+      if (keep) keep[i + j * NB] = v;
+    });
+  }
   __syncthreads();
   apply_op_t<T, NB, TC>(m.st, m.sw, transpose);
   cp_async_wait_all();

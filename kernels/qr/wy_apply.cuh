@@ -54,6 +54,11 @@ struct WyBlocks {
   std::int64_t ldv = 0;
   const T* tau = nullptr;  // block b's taus at tau + b·tau_stride
   std::int64_t tau_stride = 0;
+  // Optional, for launch_wy_apply_split: each block's T as launch_wy_larft writes it (block b at
+  // t + b·wy_t_entries(k)), so the apply neither sums VᵀV nor runs larft's recurrence; or, where
+  // T is made, t_out to keep it there for later applies of the same blocks.
+  const T* t = nullptr;
+  T* t_out = nullptr;
 };
 
 // Entries of T per block (the padded width squared): what launch_wy_larft writes per block.
@@ -98,7 +103,8 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
 // The same apply for few blocks (a TSQR tree level, a panel's leaves at a few thousand rows), up to
 // kWyChunkedMaxReflectors: each block's rows in chunks of 64 and C in tiles of 32 columns, a thread
 // block each, so they run side by side. Two launches (each chunk's VᵀV and VᵀC into `workspace`, wy_apply_split_workspace
-// entries; then per chunk: its block's T, W ← op(T) W, C −= V W); no launch_wy_larft beforehand.
+// entries; then per chunk: its block's T, W ← op(T) W, C −= V W); T is made from VᵀV by larft's
+// recurrence in every chunk unless b.t holds it (launch_wy_larft beforehand).
 template <class T>
 std::size_t wy_apply_split_workspace(const WyBlocks<T>& b, std::int64_t cols);
 // Thread blocks of each of its two launches.
