@@ -23,6 +23,7 @@ TEST(TsqrRegisterTree, OneLeafWhenTheMatrixFitsOneBlock) {
   EXPECT_EQ(s.stacks, 0u);
   EXPECT_EQ(s.counters, 0u);
   EXPECT_EQ(s.tau, 10u);
+  EXPECT_EQ(s.tree_t, 0u);  // no tree level
 }
 
 TEST(TsqrRegisterTree, MillionByTenHasTwoLevels) {
@@ -49,6 +50,7 @@ TEST(TsqrRegisterTree, MillionByTenHasTwoLevels) {
   EXPECT_EQ(s.tau, static_cast<std::size_t>((977 + 10 + 1) * 10));
   EXPECT_EQ(t.counter_offset[2], 10);
   EXPECT_EQ(s.counters, 11u);
+  EXPECT_EQ(s.tree_t, static_cast<std::size_t>(11 * 16 * 16));  // 10 columns: T padded to 16 × 16
 }
 
 TEST(TsqrRegisterTree, EveryLeafHoldsAtLeastNRows) {

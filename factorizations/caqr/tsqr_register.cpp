@@ -46,9 +46,17 @@ kernels::TsqrTreeArgs make_tsqr_tree(std::int64_t m, std::int64_t n, int block_r
   return t;
 }
 
+namespace {
+// Entries of tree level l's T: its nodes' T's, one after another.
+std::size_t level_t_entries(const kernels::TsqrTreeArgs& t, int l) {
+  return static_cast<std::size_t>(t.nodes[l]) * static_cast<std::size_t>(kernels::wy_t_entries(t.n));
+}
+}  // namespace
+
 TsqrTreeSizes tsqr_tree_sizes(const kernels::TsqrTreeArgs& t) {
   TsqrTreeSizes s;
   const int top = t.levels;
+  for (int l = 1; l <= top; ++l) s.tree_t += level_t_entries(t, l);
   s.tau = static_cast<std::size_t>(t.tau_offset[top] + static_cast<std::int64_t>(t.nodes[top]) * t.n);
   if (top >= 1) {
     s.stacks = static_cast<std::size_t>(t.stack_offset[top] + static_cast<std::int64_t>(t.nodes[top]) * t.fan_in * t.n * t.n);
@@ -240,13 +248,13 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
     for (const auto& b : p.levels) workspace = std::max(workspace, kernels::wy_apply_split_workspace<T>(b, n - p.col0));
   }
   for (auto& w : apply_workspace_) w = DeviceBuffer<T>(workspace);
-  std::size_t t_entries = 1;
+  std::size_t t_entries = 0;
   for (auto& p : panels_)
-    for (std::size_t l = 1; l < p.levels.size(); ++l) {
+    for (int l = 1; l <= p.tree.levels; ++l) {
       p.t_offsets.push_back(t_entries);
-      t_entries += static_cast<std::size_t>(p.levels[l].blocks) * static_cast<std::size_t>(kernels::wy_t_entries(p.levels[l].k));
+      t_entries += level_t_entries(p.tree, l);
     }
-  tree_t_ = DeviceBuffer<T>(t_entries);
+  tree_t_ = DeviceBuffer<T>(std::max<std::size_t>(t_entries, 1));
   for (std::size_t p = 0; p < panels_.size(); ++p) {
     factored_.emplace_back(cudaEventDisableTiming);
     lookahead_done_.emplace_back(cudaEventDisableTiming);
@@ -303,9 +311,7 @@ std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
   const auto trees = caqr_panel_trees<T>(m, n);
   for (const auto& tree : trees) {
     const auto sizes = tsqr_tree_sizes(tree);
-    count += sizes.stacks * (q_from_tsqr(trees.size(), n) ? 2 : 1) + sizes.tau;
-    for (int l = 1; l <= tree.levels; ++l)  // the tree levels' kept T
-      count += static_cast<std::size_t>(tree.nodes[l]) * static_cast<std::size_t>(kernels::wy_t_entries(tree.n));
+    count += sizes.stacks * (q_from_tsqr(trees.size(), n) ? 2 : 1) + sizes.tau + sizes.tree_t;
     counters = std::max(counters, sizes.counters);
     workspace = std::max(workspace, tsqr_apply_workspace<T>(tree, n - c0));
     c0 += tree.n;

@@ -27,9 +27,10 @@ namespace gpufact::factorizations {
 // than n rows.
 kernels::TsqrTreeArgs make_tsqr_tree(std::int64_t m, std::int64_t n, int block_rows);
 
-// Elements of the tree's stacks, taus and arrival counters.
+// Elements of the tree's stacks, taus and arrival counters, and of its levels' T (each node's
+// compact-WY T as launch_wy_larft lays it out, level 1 first).
 struct TsqrTreeSizes {
-  std::size_t stacks = 0, tau = 0, counters = 0;
+  std::size_t stacks = 0, tau = 0, counters = 0, tree_t = 0;
 };
 TsqrTreeSizes tsqr_tree_sizes(const kernels::TsqrTreeArgs& tree);
 

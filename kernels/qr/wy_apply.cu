@@ -555,8 +555,9 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
       for (int e = 0; e < kW; ++e) w[e] += pw[u][e];
     }
   }
+  if (!given_t)  // G, for larft_rows
 #pragma unroll
-  for (int e = 0; e < kG; ++e) m.part[threadIdx.x + e * kThreads] = g[e];
+    for (int e = 0; e < kG; ++e) m.part[threadIdx.x + e * kThreads] = g[e];
 #pragma unroll
   for (int e = 0; e < kW; ++e) m.sw[threadIdx.x + e * kThreads] = w[e];
   if (given_t) {  // T(i, j) at tb[i + j·NB]
