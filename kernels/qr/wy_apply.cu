@@ -618,11 +618,14 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 //   stays in shared memory per item;
 // - phase 3, C −= V Y: lane (a, jg) has rows 4a … and 128 + 4a …, columns 8jg …; stored straight
 //   to global memory.
-// What limits it (ncu, H100, 10⁶ × 128, at 41.7% of the FMA peak; 42.3% since phase 2 takes both
-// row groups in one loop): issue slots are 63% busy. With two warps per scheduler the FFMA loops
-// of phases 1 and 3 issue on about 80% of their cycles; the bulk copies' issue loops, the
-// shuffles, phase 2 and the barriers take about a third of the time at half that rate. 12% of the
-// FMAs meet V's zero triangle.
+// What limits it (ncu, H100, 10⁶ × 128, at 42.2% of the FMA peak; 42.8% with whole tiles stored
+// without edge checks and phase 2's loops unrolled twice): issue slots are 64% busy. With two
+// warps per scheduler the FFMA loops of phases 1 and 3 issue on about 80% of their cycles; the
+// bulk copies' issue loops, the shuffles, phase 2, the stores and the barriers take about a third
+// of the time at half that rate. 12% of the FMAs meet V's zero triangle. Splitting the warps into
+// two groups a phase apart, so that one group's loops would hide the other's rest, lost (29–34%,
+// results/nvidia-h100/apply-qt-h-pingpong-tried): one warp alone issues its FFMA loop on only
+// about 63% of its cycles, and the other group's phase 2 starves beside it.
 struct ResidentShape {
   static constexpr int chunk = 256, cols = 64, nb = 64;
   static constexpr int ld = chunk + 4;  // columns four banks apart, 16-byte aligned
@@ -893,13 +896,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         };
         // Both groups where their ranges meet, then each alone over the rest of its own.
         const int both_lo = max(lo[0], lo[1]), both_hi = min(hi[0], hi[1]);
-#pragma unroll 1
+#pragma unroll 2
         for (int l4 = both_lo; l4 < both_hi; l4 += 4) step(l4, 3);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-#pragma unroll 1
+#pragma unroll 2
           for (int l4 = lo[h]; l4 < both_lo; l4 += 4) step(l4, 1 << h);
-#pragma unroll 1
+#pragma unroll 2
           for (int l4 = both_hi; l4 < hi[h]; l4 += 4) step(l4, 1 << h);
         }
         __syncthreads();  // W's readers are done: Y overwrites it
@@ -929,6 +932,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       const int nc = static_cast<int>(min(static_cast<std::int64_t>(TC), cols - tile * TC));
+      if (c_aligned && x.rows == L::chunk && nc == TC) {  // a whole tile: 16-byte stores only
+        float* dst = cout + (tile * TC + 8 * g3) * ldc + 4 * a3;
+#pragma unroll
+        for (int j = 0; j < 8; ++j, dst += ldc) {
+          *reinterpret_cast<float4*>(dst) = make_float4(z[j][0], z[j][1], z[j][2], z[j][3]);
+          *reinterpret_cast<float4*>(dst + 128) = make_float4(z[j][4], z[j][5], z[j][6], z[j][7]);
+        }
+        continue;
+      }
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         if (8 * g3 + j >= nc) break;
