@@ -258,7 +258,7 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
   for (std::size_t p = 0; p < panels_.size(); ++p) {
     factored_.emplace_back(cudaEventDisableTiming);
     lookahead_done_.emplace_back(cudaEventDisableTiming);
-    t_kept_.emplace_back(cudaEventDisableTiming);
+    next_updated_.emplace_back(cudaEventDisableTiming);
   }
   kernels::prepare_wy_kernels<T>();
   int device = 0;
@@ -294,7 +294,7 @@ void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int
         b.t_out = t;
       } else {
         if (!waited) {
-          GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(s, t_kept_[static_cast<std::size_t>(&p - panels_.data())].get(), 0));
+          GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(s, next_updated_[static_cast<std::size_t>(&p - panels_.data())].get(), 0));
           waited = true;
         }
         b.t = t;
@@ -401,10 +401,9 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
       wait(cs, i >= 1 ? lookahead_done_[static_cast<std::size_t>(i - 1)] : copied_);
       apply(p, w + p.col0 + first_col(i + 1) * m, m, first_col(i + 2) - first_col(i + 1), true, kCritical,
             TreeT::keep);
-      t_kept_[static_cast<std::size_t>(i)].record(cs);
+      next_updated_[static_cast<std::size_t>(i)].record(cs);
       if (i == 0 && split_copy) {  // the rest of A, now
-        next_updated_.record(cs);
-        wait(ls, next_updated_);
+        wait(ls, next_updated_[0]);
         copy_columns(first_col(2), n);
       }
     }

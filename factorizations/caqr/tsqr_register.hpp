@@ -118,7 +118,7 @@ class CaqrRegisterPlan {
   enum Lane : int { kCritical = 0, kLookahead = 1, kQ0 = 2, kQ1 = 3, kLanes = 4 };
   // x (rows from the panel's first row, `cols` columns) ← Qᵀx (transpose) or Qx for panel p:
   // the leaves then the levels upwards, or the other way. With TreeT::kept the lane first waits
-  // for the panel's t_kept_.
+  // for the panel's next_updated_.
   void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane,
              TreeT tree_t = TreeT::make);
   cudaStream_t stream(Lane lane) const { return lanes_[lane].get(); }
@@ -135,8 +135,10 @@ class CaqrRegisterPlan {
                            Stream::with_priority(false)};
   Event forked_{cudaEventDisableTiming}, identity_set_{cudaEventDisableTiming}, copied_{cudaEventDisableTiming};
   Event lookahead_joined_{cudaEventDisableTiming}, q_joined_[2] = {Event{cudaEventDisableTiming}, Event{cudaEventDisableTiming}};
-  Event done_{cudaEventDisableTiming}, next_updated_{cudaEventDisableTiming};
-  std::vector<Event> factored_, lookahead_done_, t_kept_;  // per panel
+  Event done_{cudaEventDisableTiming};
+  // Per panel: factored, its look-ahead done, its critical update of the next panel done (which
+  // kept its tree levels' T).
+  std::vector<Event> factored_, lookahead_done_, next_updated_;
 };
 
 }  // namespace gpufact::factorizations

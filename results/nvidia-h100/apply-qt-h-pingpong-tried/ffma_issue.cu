@@ -4,11 +4,28 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
+constexpr int ld = 260;
+
+// One step's operands: rows r … r + 3 of V's columns u and of C's columns 8e.
+__device__ __forceinline__ void load_step(float4 (&va)[8], float4 (&ca)[8], const float* pv, const float* pc, int r) {
+#pragma unroll
+  for (int u = 0; u < 8; ++u) va[u] = *reinterpret_cast<const float4*>(pv + u * ld + r);
+#pragma unroll
+  for (int e = 0; e < 8; ++e) ca[e] = *reinterpret_cast<const float4*>(pc + 8 * e * ld + r);
+}
+// The step's 256 FFMAs: acc[u][e] += the 4-row dot product of V's column u and C's column 8e.
+__device__ __forceinline__ void fma_step(float (&acc)[8][8], const float4 (&va)[8], const float4 (&ca)[8]) {
+#pragma unroll
+  for (int u = 0; u < 8; ++u)
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      acc[u][e] = fmaf(va[u].w, ca[e].w, fmaf(va[u].z, ca[e].z, fmaf(va[u].y, ca[e].y, fmaf(va[u].x, ca[e].x, acc[u][e]))));
+}
+
 template <int UNROLL, bool PIPE>
 __global__ void __launch_bounds__(256, 1) loop(float* out, int steps, long long* cycles) {
   extern __shared__ float4 smem4[];
   float* s = reinterpret_cast<float*>(smem4);
-  constexpr int ld = 260;
   for (int i = threadIdx.x; i < 2 * 64 * ld; i += blockDim.x) s[i] = 1e-3f * (i % 97);
   __syncthreads();
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -20,41 +37,20 @@ __global__ void __launch_bounds__(256, 1) loop(float* out, int steps, long long*
   if (!PIPE) {
 #pragma unroll UNROLL
     for (int it = 0; it < steps; ++it) {
-      const int r = (it * 16) & 255;
       float4 va[8], ca[8];
-#pragma unroll
-      for (int u = 0; u < 8; ++u) va[u] = *reinterpret_cast<const float4*>(pv + u * ld + r);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) ca[e] = *reinterpret_cast<const float4*>(pc + 8 * e * ld + r);
-#pragma unroll
-      for (int u = 0; u < 8; ++u)
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          acc[u][e] = fmaf(va[u].w, ca[e].w, fmaf(va[u].z, ca[e].z, fmaf(va[u].y, ca[e].y, fmaf(va[u].x, ca[e].x, acc[u][e]))));
+      load_step(va, ca, pv, pc, (it * 16) & 255);
+      fma_step(acc, va, ca);
     }
   } else {  // next step's operands loaded before this step's FMAs
     float4 va[8], ca[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) va[u] = *reinterpret_cast<const float4*>(pv + u * ld);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) ca[e] = *reinterpret_cast<const float4*>(pc + 8 * e * ld);
+    load_step(va, ca, pv, pc, 0);
 #pragma unroll 1
     for (int it = 0; it < steps; ++it) {
-      const int r = ((it + 1) * 16) & 255;
       float4 vb[8], cb[8];
+      load_step(vb, cb, pv, pc, ((it + 1) * 16) & 255);
+      fma_step(acc, va, ca);
 #pragma unroll
-      for (int u = 0; u < 8; ++u) vb[u] = *reinterpret_cast<const float4*>(pv + u * ld + r);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) cb[e] = *reinterpret_cast<const float4*>(pc + 8 * e * ld + r);
-#pragma unroll
-      for (int u = 0; u < 8; ++u)
-#pragma unroll
-        for (int e = 0; e < 8; ++e)
-          acc[u][e] = fmaf(va[u].w, ca[e].w, fmaf(va[u].z, ca[e].z, fmaf(va[u].y, ca[e].y, fmaf(va[u].x, ca[e].x, acc[u][e]))));
-#pragma unroll
-      for (int u = 0; u < 8; ++u) va[u] = vb[u];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) ca[e] = cb[e];
+      for (int u = 0; u < 8; ++u) va[u] = vb[u], ca[u] = cb[u];
     }
   }
   long long t1 = clock64();
