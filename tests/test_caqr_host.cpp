@@ -21,15 +21,6 @@ namespace {
 
 constexpr double kTolerance = 10.0;  // in units of √n ε (issue 6)
 
-TEST(CaqrAccuracy, LargestEigenvalueOfAKnownMatrix) {
-  HostMatrix<double> g(3, 3);
-  g(0, 0) = 2;
-  g(1, 1) = 5;
-  g(2, 2) = 1;
-  g(0, 1) = g(1, 0) = 1;  // eigenvalues of [[2,1],[1,5]]: (7 ± √13)/2
-  EXPECT_NEAR(spd_largest_eigenvalue(g.view()), (7 + std::sqrt(13.0)) / 2, 1e-12);
-}
-
 TEST(CaqrSchedule, QuadTreeFor64x16Blocks) {
   const auto s = make_caqr_schedule(1024, 16, {64, 16});
   EXPECT_EQ(s.fan_in, 4);

@@ -334,6 +334,53 @@ TYPED_TEST(Linalg, FillUniformIsSeededAndInRange) {
   }
 }
 
+// ‖E‖₂ by Lanczos (symmetric_norm2) against what is known: exact spectra and full SVDs.
+TEST(SymmetricNorm2, KnownSmallMatrixAndZero) {
+  HostMatrix<double> g(3, 3);
+  g(0, 0) = 2;
+  g(1, 1) = 5;
+  g(2, 2) = 1;
+  g(1, 0) = 1;  // the lower triangle only; eigenvalues of [[2,1],[1,5]]: (7 ± √13)/2
+  EXPECT_NEAR(symmetric_norm2(g.view()), (7 + std::sqrt(13.0)) / 2, 1e-12);
+  g(2, 2) = -6;  // the largest magnitude is negative now
+  EXPECT_NEAR(symmetric_norm2(g.view()), 6.0, 1e-12);
+  EXPECT_EQ(symmetric_norm2(HostMatrix<double>(5, 5).view()), 0.0);
+  EXPECT_EQ(symmetric_norm2(HostMatrix<double>(0, 0).view()), 0.0);
+  EXPECT_THROW(symmetric_norm2(HostMatrix<double>(3, 4).view()), std::invalid_argument);
+}
+
+TEST(SymmetricNorm2, RandomMatricesMatchTheSvd) {
+  for (const std::int64_t n : {7, 100, 128}) {  // at most 128: Lanczos runs to n steps, exact
+    HostMatrix<double> e(n, n), full(n, n);
+    fill_uniform(e.view(), 17 + static_cast<std::uint64_t>(n));
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t i = j; i < n; ++i) full(i, j) = full(j, i) = e(i, j);
+    std::vector<double> sigma(static_cast<std::size_t>(n));
+    ASSERT_EQ(host::singular_values(n, n, full.data(), full.ld(), sigma.data()), 0);
+    EXPECT_NEAR(symmetric_norm2(e.view()), sigma.front(), 1e-10 * sigma.front()) << "n = " << n;
+  }
+}
+
+TEST(SymmetricNorm2, LargeMatricesFindTheirExtremes) {
+  constexpr std::int64_t n = 3000;
+  // A spectrum spread evenly (diagonal, −1 … 0.9, the larger end negative) far beyond the 128
+  // steps: the extreme Ritz value comes within 1e-5 of the end, from inside (4.2e-6 measured).
+  HostMatrix<double> d(n, n);
+  for (std::int64_t i = 0; i < n; ++i) d(i, i) = -1.0 + 1.9 * static_cast<double>(i) / (n - 1);
+  const double edge = symmetric_norm2(d.view());
+  EXPECT_LE(edge, 1.0 + 1e-12);
+  EXPECT_GT(edge, 1.0 - 1e-5);
+  // One bad direction among O(ε) noise, as a Q with one non-orthogonal column gives I − QᵀQ.
+  HostMatrix<double> e(n, n);
+  fill_uniform(e.view(), 5);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) e(i, j) *= 1e-16;
+  e(1234, 1234) += 0.25;
+  const double norm = symmetric_norm2(e.view());
+  EXPECT_GT(norm, 0.25 - 1e-12);
+  EXPECT_LT(norm, 0.25 + 1e-12);
+}
+
 TEST(LinalgMisc, FreshSeedsDiffer) { EXPECT_NE(fresh_seed(), fresh_seed()); }
 
 TEST(LinalgMisc, BlasThreadsCanBeSet) {

@@ -104,6 +104,7 @@ TEST(QrExplicitResidual, KnownAnswers) {
   auto e = qr_explicit_residual<double>(a.view(), q.view(), r.view());
   EXPECT_EQ(e.factorization, 0.0);
   EXPECT_EQ(e.orthogonality, 0.0);
+  EXPECT_EQ(e.orthogonality_2, 0.0);
   // Garbage below R's diagonal is not read.
   r(2, 0) = std::numeric_limits<double>::quiet_NaN();
   r(1, 0) = 100;
@@ -115,6 +116,7 @@ TEST(QrExplicitResidual, KnownAnswers) {
   // A − QR = −δ R(0, :) in row 0: max column |δ R(0, j)| = 4δ; ‖A‖₁ = max(2, 4, 10) = 10.
   EXPECT_NEAR(e.factorization, 4 * delta / 10, 1e-15);
   EXPECT_NEAR(e.orthogonality, 2 * delta + delta * delta, 1e-15);
+  EXPECT_NEAR(e.orthogonality_2, 2 * delta + delta * delta, 1e-15);  // I − QᵀQ has one nonzero
 }
 
 TEST(QrExplicitResidual, NanInQFailsAndShapesAreChecked) {
@@ -123,6 +125,7 @@ TEST(QrExplicitResidual, NanInQFailsAndShapesAreChecked) {
   q(3, 1) = std::numeric_limits<float>::quiet_NaN();
   const auto e = qr_explicit_residual<float>(a.view(), q.view(), r.view());
   EXPECT_FALSE(std::isfinite(e.factorization) && std::isfinite(e.orthogonality));
+  EXPECT_FALSE(std::isfinite(e.orthogonality_2));
   EXPECT_THROW(qr_explicit_residual<float>(a.view(), bad.view(), r.view()), std::invalid_argument);
 }
 
@@ -142,6 +145,9 @@ TEST(QrExplicitResidual, LapackQrOfATallMatrixIsWithinTheRule) {
   EXPECT_LT(e.factorization / unit, 10.0);
   EXPECT_LT(e.orthogonality / unit, 10.0);
   EXPECT_GT(e.orthogonality, 0.0);
+  // A symmetric E has ‖E‖₂ ≤ ‖E‖₁; here the rounding errors keep the 2-norm well inside.
+  EXPECT_GT(e.orthogonality_2, 0.0);
+  EXPECT_LE(e.orthogonality_2, e.orthogonality * (1 + 1e-12));
 }
 
 TEST(QrCrossover, InterpolatesWhereTheSpeedupFallsToOne) {

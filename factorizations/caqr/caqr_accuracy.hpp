@@ -1,7 +1,8 @@
 // The acceptance test of issue 6: ‖A − QR‖₂/‖A‖₂ and ‖I − QᵀQ‖₂, each in units of √n·ε, must be
 // ≤ 10. Spectral norms (the norm that bound is natural in: an n × n matrix of independent O(ε)
-// errors has 2-norm O(√n ε), its 1-norm O(n ε)), computed in double precision by power
-// iteration on the n × n Gram matrices.
+// errors has 2-norm O(√n ε), its 1-norm O(n ε)), computed in double precision by Lanczos
+// (symmetric_norm2, core/linalg/residual.hpp) on n × n symmetric matrices: I − QᵀQ itself, and
+// the Gram matrices of A and of A − QR.
 #pragma once
 
 #include "core/linalg/matrix_view.hpp"
@@ -21,8 +22,5 @@ QrAccuracy qr_accuracy(MatrixView<const T> a, MatrixView<const T> q, MatrixView<
 // roundoff of T; NaN/Inf in a difference gives +inf.
 template <class T>
 double max_difference_eps(const HostMatrix<T>& x, const HostMatrix<T>& y, double scale = 1.0);
-
-// ‖M‖₂ of a symmetric positive semidefinite n × n matrix (its largest eigenvalue) by power iteration.
-double spd_largest_eigenvalue(MatrixView<const double> g);
 
 }  // namespace gpufact::factorizations

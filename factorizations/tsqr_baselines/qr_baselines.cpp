@@ -26,7 +26,10 @@
 namespace gpufact::factorizations {
 namespace {
 
-// anderson10's pass rule for R + explicit Q: both errors <= 10 √n ε (ε = unit roundoff of T).
+// anderson10's pass rule for R + explicit Q: both errors <= 10 √n ε (ε = unit roundoff of T),
+// orthogonality in the 2-norm. Rounding errors of random sign make ‖I − QᵀQ‖₂ grow like √n times
+// an entry and ‖I − QᵀQ‖₁ like n times: by the 1-norm, cuSOLVER's own FP64 Q of 8192 × 4096 fails
+// (10.95 √n ε on an H100), by the 2-norm it passes. The 1-norm is still reported.
 constexpr double kTolerance = 10.0;
 // Host LAPACK is skipped above this many flops (a few seconds per call on a 16-core host) in the
 // very tall sweeps; REFERENCE.md: 110592×100 FP32 takes 0.58 s.
@@ -155,8 +158,11 @@ void run_method(Case& c, const CaseInput& in) {
                               e.factorization / unit, false, true));
   c.add_metric(derived_metric("error/orthogonality_sqrt_n_eps", "‖I−QᵀQ‖₁/(√n ε)", "√n ε", e.orthogonality / unit,
                               false, true));
+  c.add_metric(derived_metric("error/orthogonality_2norm", "‖I−QᵀQ‖₂", "", e.orthogonality_2, false, false));
+  c.add_metric(derived_metric("error/orthogonality_2norm_sqrt_n_eps", "‖I−QᵀQ‖₂/(√n ε)", "√n ε",
+                              e.orthogonality_2 / unit, false, true));
   c.verify("‖A−QR‖₁/(‖A‖₁√n ε)", e.factorization / unit, kTolerance);
-  c.verify("‖I−QᵀQ‖₁/(√n ε)", e.orthogonality / unit, kTolerance);
+  c.verify("‖I−QᵀQ‖₂/(√n ε)", e.orthogonality_2 / unit, kTolerance);
 }
 
 void run_case(Case& c, const CaseInput& in) {
@@ -268,11 +274,13 @@ void summarize_conditioning(Summary& s) {
     const std::int64_t m = r.axes.value("m", std::int64_t{0}), n = r.axes.value("n", std::int64_t{0});
     const double kappa = r.axes.value("kappa", 0.0);
     const Metric* orth = r.find_metric("error/orthogonality_sqrt_n_eps");
+    const Metric* orth2 = r.find_metric("error/orthogonality_2norm_sqrt_n_eps");
     const Metric* fact = r.find_metric("error/factorization_sqrt_n_eps");
     const Metric* t = r.find_metric("qr/time");
     tables[precision].push_back({{"m", m}, {"n", n}, {"method", method}, {"kappa", kappa},
                                  {"status", to_string(r.status)}, {"reason", r.reason},
                                  {"orthogonality_sqrt_n_eps", orth ? orth->value : -1.0},
+                                 {"orthogonality_2norm_sqrt_n_eps", orth2 ? orth2->value : -1.0},
                                  {"factorization_sqrt_n_eps", fact ? fact->value : -1.0},
                                  {"time_ms", t ? t->value * 1e3 : -1.0}});
     auto& best = max_passed[{precision, method, m, n}];
