@@ -14,7 +14,7 @@ issues at 0.89-1.09 of the predicted rate (median 0.95); banks by R mod 4 or (R 
 not fit.
 
     nvcc -O3 -arch=sm_90a -cubin -o k.cubin k.cu
-    scripts/sass_banks.py k.cubin [KERNEL_REGEX] [--dump]
+    scripts/sass_banks.py k.cubin [KERNEL_REGEX] [--dump] [--by-barrier]
     scripts/sass_banks.py --self-test
 """
 import argparse
@@ -23,6 +23,7 @@ import struct
 import sys
 
 FFMA = 0x223  # FFMA with three register sources
+BAR = 0xb1d   # BAR.SYNC (__syncthreads)
 RZ = 255
 
 
@@ -50,20 +51,30 @@ def ffmas(code):
         yield ((lo >> 24) & 0xff, (lo >> 32) & 0xff, hi & 0xff), (hi >> 58) & 0x7
 
 
-def extra_reads(code):
-    """(FFMAs, extra same-bank reads) over the whole kernel; any other instruction ends a reuse chain."""
-    cached, count, extra = {}, 0, 0
-    for ins in ffmas(code):
-        if ins is None:
+def extra_reads(code, by_barrier=False):
+    """(FFMAs, extra same-bank reads) over the whole kernel, or a list of them per stretch between
+    BAR.SYNC instructions (in code order, FFMA-free stretches left out); any instruction other than
+    an FFMA ends a reuse chain."""
+    cached, count, extra, stretches = {}, 0, 0, []
+    for off in range(0, len(code), 16):
+        lo, hi = struct.unpack_from('<QQ', code, off)
+        op = lo & 0xfff
+        if op == BAR and by_barrier and count:
+            stretches.append((count, extra))
+            count, extra = 0, 0
+        if op != FFMA:
             cached = {}
             continue
-        srcs, reuse = ins
+        srcs = ((lo >> 24) & 0xff, (lo >> 32) & 0xff, hi & 0xff)
+        reuse = (hi >> 58) & 0x7
         reads = {r for slot, r in enumerate(srcs) if r != RZ and cached.get(slot) != r}
         cached = {slot: r for slot, r in enumerate(srcs) if reuse >> slot & 1}
         banks = [r % 2 for r in reads]
         count += 1
         extra += len(banks) - len(set(banks))
-    return count, extra
+    if not by_barrier:
+        return count, extra
+    return stretches + ([(count, extra)] if count else [])
 
 
 # Encodings taken from `cuobjdump -sass` of an sm_90a cubin: FFMA R5, R28.reuse, R60, R5; FFMA R4,
@@ -71,6 +82,7 @@ def extra_reads(code):
 SAMPLE = [(0x0000003c1c057223, 0x040fe20000000005), (0x000000401c047223, 0x040fe20000000004),
           (0x000000581c1b7223, 0x000fe2000000001b), (0x0000000020187984, 0x000e280000000c00),
           (0x0000003d1c057223, 0x000fe20000000005)]
+BAR_SYNC = (0x0000000000007b1d, 0x000fec0000010000)  # BAR.SYNC.DEFER_BLOCKING 0x0
 
 
 def self_test():
@@ -86,6 +98,13 @@ def self_test():
     if got != (4, 3):
         print('FAIL: (FFMAs, extra reads)', got, 'want (4, 3)')
         return 1
+    # A barrier after the first two FFMAs splits them from the other two, and ends the reuse of
+    # R28: the third FFMA now reads R28 and R88 from one bank.
+    split = b''.join(struct.pack('<QQ', lo, hi) for lo, hi in SAMPLE[:2] + [BAR_SYNC] + SAMPLE[2:])
+    got = extra_reads(split, by_barrier=True)
+    if got != [(2, 2), (2, 2)]:
+        print('FAIL: per barrier', got, 'want [(2, 2), (2, 2)]')
+        return 1
     print('sass_banks self-test passed')
     return 0
 
@@ -97,6 +116,7 @@ def main():
     ap.add_argument('cubin')
     ap.add_argument('kernel', nargs='?', default='', help='regular expression on the mangled kernel name')
     ap.add_argument('--dump', action='store_true', help='list each FFMA with its reuse flags and parities')
+    ap.add_argument('--by-barrier', action='store_true', help='also each stretch between BAR.SYNCs, in code order')
     args = ap.parse_args()
     for name, code in text_sections(args.cubin):
         if not re.search(args.kernel, name):
@@ -105,6 +125,9 @@ def main():
         if not count:
             continue
         print(f'{name}: {count} FFMA, {extra / count:.2f} extra reads each, predicted issue rate {1 / (1 + extra / count):.2f}')
+        if args.by_barrier:
+            for i, (n, e) in enumerate(extra_reads(code, by_barrier=True)):
+                print(f'  stretch {i}: {n} FFMA, predicted issue rate {1 / (1 + e / n):.2f}')
         if args.dump:
             for ins in ffmas(code):
                 if ins is None:
