@@ -41,14 +41,18 @@ def text_sections(path):
             yield name[len('.text.'):], b[h[4]:h[4] + h[5]]
 
 
-def ffmas(code):
-    """Per 16-byte instruction: None, or (sources (a, b, c), reuse bits) of an FFMA."""
+def instructions(code):
+    """Per 16-byte instruction: (opcode, the three register fields a, b, c, the reuse bits); the
+    register fields mean sources only for an FFMA."""
     for off in range(0, len(code), 16):
         lo, hi = struct.unpack_from('<QQ', code, off)
-        if lo & 0xfff != FFMA:
-            yield None
-            continue
-        yield ((lo >> 24) & 0xff, (lo >> 32) & 0xff, hi & 0xff), (hi >> 58) & 0x7
+        yield lo & 0xfff, ((lo >> 24) & 0xff, (lo >> 32) & 0xff, hi & 0xff), (hi >> 58) & 0x7
+
+
+def ffmas(code):
+    """Per 16-byte instruction: None, or (sources (a, b, c), reuse bits) of an FFMA."""
+    for op, srcs, reuse in instructions(code):
+        yield (srcs, reuse) if op == FFMA else None
 
 
 def extra_reads(code, by_barrier=False):
@@ -56,17 +60,13 @@ def extra_reads(code, by_barrier=False):
     BAR.SYNC instructions (in code order, FFMA-free stretches left out); any instruction other than
     an FFMA ends a reuse chain."""
     cached, count, extra, stretches = {}, 0, 0, []
-    for off in range(0, len(code), 16):
-        lo, hi = struct.unpack_from('<QQ', code, off)
-        op = lo & 0xfff
+    for op, srcs, reuse in instructions(code):
         if op == BAR and by_barrier and count:
             stretches.append((count, extra))
             count, extra = 0, 0
         if op != FFMA:
             cached = {}
             continue
-        srcs = ((lo >> 24) & 0xff, (lo >> 32) & 0xff, hi & 0xff)
-        reuse = (hi >> 58) & 0x7
         reads = {r for slot, r in enumerate(srcs) if r != RZ and cached.get(slot) != r}
         cached = {slot: r for slot, r in enumerate(srcs) if reuse >> slot & 1}
         banks = [r % 2 for r in reads]

@@ -2,10 +2,10 @@
 
 #include "core/linalg/blas_types.hpp"
 #include "core/linalg/host_blas.hpp"
+#include "core/linalg/random.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -76,13 +76,9 @@ double symmetric_norm2(MatrixView<const double> lower) {
   constexpr std::int64_t kMaxSteps = 128;
   const std::int64_t steps = std::min(n, kMaxSteps);
   HostMatrix<double> v(n, steps + 1);  // the Lanczos basis
-  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  fill_uniform(MatrixView<double>{v.data(), n, 1, v.ld(), Layout::col_major}, 0x9e3779b97f4a7c15ull);
   double start = 0.0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    v(i, 0) = static_cast<double>(state >> 11) * 0x1.0p-53 - 0.5;
-    start += v(i, 0) * v(i, 0);
-  }
+  for (std::int64_t i = 0; i < n; ++i) start += v(i, 0) * v(i, 0);
   for (std::int64_t i = 0; i < n; ++i) v(i, 0) /= std::sqrt(start);
   std::vector<double> alpha, beta, w(static_cast<std::size_t>(n)), h(static_cast<std::size_t>(steps));
   for (std::int64_t j = 0; j < steps; ++j) {

@@ -622,10 +622,10 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // without edge checks and phase 2's loops unrolled twice): issue slots are 64% busy. With two
 // warps per scheduler the FFMA loops of phases 1 and 3 issue on about 80% of their cycles; the
 // bulk copies' issue loops, the shuffles, phase 2, the stores and the barriers take about a third
-// of the time at half that rate. 12% of the FMAs meet V's zero triangle. The loops' own ceiling
-// (about 70%) is register-bank conflicts: phase 1 loads both operands as four rows of a column,
-// so row k's pair sits in registers of parity k mod 2 and each accumulator clashes on half the
-// rows (scripts/sass_banks.py; V stored row-major gained too little,
+// of the time at half that rate. 12% of the FMAs meet V's zero triangle. Register-bank conflicts
+// are one limit on the loops' own rate (about 70%): phase 1 loads both operands as four rows of a
+// column, so row k's pair sits in registers of parity k mod 2 and each accumulator clashes on half
+// the rows (scripts/sass_banks.py; V stored row-major gained too little,
 // results/nvidia-h100/apply-qt-h-register-banks). Splitting the warps into
 // two groups a phase apart, so that one group's loops would hide the other's rest, lost (29–34%,
 // results/nvidia-h100/apply-qt-h-pingpong-tried): one warp alone issues its FFMA loop on only

@@ -139,37 +139,11 @@ __global__ void __launch_bounds__(256, 1) tile(const float* in, float* out, int 
 }
 
 // ---- C. phase 3 as the kernel's rank-1 steps: z[j][r] −= v(r) y(j), rows 4a … and 128 + 4a …
-__global__ void __launch_bounds__(256, 1) phase3_rank1(const float*, float* out, int steps, long long* cycles) {
-  extern __shared__ float4 smem4[];
-  float* s = reinterpret_cast<float*>(smem4);
-  fill_shared(s);
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int a3 = lane % 8 + 8 * (warp % 4), g3 = lane / 8 + 4 * (warp / 4);
-  const float* pv = s + 4 * a3;
-  const float* py = s + 64 * ld + 8 * g3;
-  float z[8][8] = {};
-  const long long t0 = clock64();
-#pragma unroll 2
-  for (int it = 0; it < steps; ++it) {
-    const int l = it & 63;
-    const float4 v0 = *reinterpret_cast<const float4*>(pv + l * ld), v1 = *reinterpret_cast<const float4*>(pv + l * ld + 128);
-    const float4 y0 = *reinterpret_cast<const float4*>(py + l * 64), y1 = *reinterpret_cast<const float4*>(py + l * 64 + 4);
-    const float vr[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
-    const float yr[8] = {y0.x, y0.y, y0.z, y0.w, y1.x, y1.y, y1.z, y1.w};
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int r = 0; r < 8; ++r) z[j][r] = fmaf(-vr[r], yr[j], z[j][r]);
-  }
-  finish(z, out, cycles, t0, clock64());
-}
-
-
-// The same with z loaded from shared memory as the kernel does (four rows to a 16-byte load, so
-// row r's entry sits in a register of parity r mod 2, as V's does), ZMODE 1: each entry copied by
-// an FADD first, so the compiler may place it anywhere.
+// ZMODE 0: z starts at zero; 1: z loaded from shared memory as the kernel does (four rows to a
+// 16-byte load, so row r's entry sits in a register of parity r mod 2, as V's does); 2: loaded,
+// then each entry copied by an FADD, so the compiler may place it anywhere.
 template <int ZMODE>
-__global__ void __launch_bounds__(256, 1) phase3_rank1_z(const float*, float* out, int steps, long long* cycles) {
+__global__ void __launch_bounds__(256, 1) phase3_rank1(const float*, float* out, int steps, long long* cycles) {
   extern __shared__ float4 smem4[];
   float* s = reinterpret_cast<float*>(smem4);
   fill_shared(s);
@@ -184,7 +158,7 @@ __global__ void __launch_bounds__(256, 1) phase3_rank1_z(const float*, float* ou
     const float4 lo = *reinterpret_cast<const float4*>(col), hi = *reinterpret_cast<const float4*>(col + 128);
     const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
-    for (int r = 0; r < 8; ++r) z[j][r] = ZMODE == 1 ? __fadd_rn(v[r], 0.0f) : v[r];
+    for (int r = 0; r < 8; ++r) z[j][r] = ZMODE == 0 ? 0.0f : ZMODE == 2 ? __fadd_rn(v[r], 0.0f) : v[r];
   }
   const long long t0 = clock64();
 #pragma unroll 2
@@ -378,9 +352,9 @@ int main() {
   TILE(4, 8, true, 2); TILE(4, 8, false, 2); TILE(8, 12, true, 1); TILE(12, 8, false, 1);
   TILE(6, 6, true, 2); TILE(6, 6, false, 2); TILE(8, 16, true, 1); TILE(16, 8, false, 1);
   // C
-  run("phase 3, rank-1 steps (kernel)", phase3_rank1, sms, in, out, cyc, 4 * steps, 64);
-  run("phase 3, rank-1, z loaded as rows", phase3_rank1_z<0>, sms, in, out, cyc, 4 * steps, 64);
-  run("phase 3, rank-1, z loaded and copied", phase3_rank1_z<1>, sms, in, out, cyc, 4 * steps, 64);
+  run("phase 3, rank-1 steps (kernel)", phase3_rank1<0>, sms, in, out, cyc, 4 * steps, 64);
+  run("phase 3, rank-1, z loaded as rows", phase3_rank1<1>, sms, in, out, cyc, 4 * steps, 64);
+  run("phase 3, rank-1, z loaded and copied", phase3_rank1<2>, sms, in, out, cyc, 4 * steps, 64);
   // D
   run("phase 1, V row-major, first swizzle", phase1_rows_first<2>, sms, in, out, cyc, steps, 256);
   run("phase 1, V row-major, first swizzle, u1", phase1_rows_first<1>, sms, in, out, cyc, steps, 256);
