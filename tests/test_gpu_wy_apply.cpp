@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ namespace {
 // Agreement with the columnwise kernels, in units of ε: both sum the same products in different
 // orders over blocks of up to 512 rows (measured on the H200: at most 20 ε).
 constexpr double kTolerance = 64.0;
+// The resident kernel on the tensor cores (3xTF32) drops each product's small·small term and
+// rounds its operands' halves to TF32: about 2⁻²² relative per product against FP32's 2⁻²⁴.
+constexpr double kTolerance3xTf32 = 256.0;
 
 template <class T>
 class GpuWyApply : public CaqrDeviceTest<T> {
@@ -99,10 +103,11 @@ TYPED_TEST(GpuWyApply, FixedBlocksMatchTheColumnwiseApply) {
 // The resident kernel (FP32, the only one for blocks wider than 32 reflectors) against the
 // columnwise kernels: a short last block whose rows are not a multiple of 4, a partial last
 // column tile, C's columns not 16-byte aligned (ldc = m + 1: the row past m stays as it was),
-// 16 … 32 reflectors on request (T narrower than the kernel's 64), items of one column tile from
-// 157 blocks, and 300 blocks of four tiles each, so every thread block takes several items and
-// its three buffers go round, and (on 132 SMs) 80 blocks whose 300 columns go in items of 2 + 2 + 1
-// tiles. FP64 has no resident kernel: it is refused.
+// 16 … 32 reflectors on request (T narrower than the kernel's 64), and the thread blocks' shares
+// of the tiles (on 132 SMs): two or three tiles each from 157 blocks of 2, nine or ten from 300
+// blocks of 4 (several blocks each, so the three buffers go round), three or four from 80 blocks
+// of 5 (shares starting and ending inside a block); each on the FFMA kernel and on the tensor
+// cores (3xTF32). FP64 has no resident kernel: it is refused.
 TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
   using T = TypeParam;
   struct Case {
@@ -111,6 +116,7 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
     kernels::WyApplyKernel kernel;
   };
   const auto automatic = kernels::WyApplyKernel::automatic, resident = kernels::WyApplyKernel::resident;
+  const auto tf32x3 = kernels::WyApplyKernel::resident_3xtf32;
   const Case cases[] = {{1001, 1002, 70, 256, 64, automatic},    {1001, 1001, 70, 256, 48, automatic},
                         {40000, 40000, 70, 256, 64, automatic},  {76800, 76800, 200, 256, 64, automatic},
                         {20480, 20480, 300, 256, 64, automatic},
@@ -130,6 +136,7 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
     const auto b = this->fixed_blocks(panel.data(), tau.data(), cs.m, cs.rows, cs.k);
     if constexpr (sizeof(T) == 8) {
       EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, resident).empty());
+      EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, kernels::WyApplyKernel::resident_3xtf32).empty());
       DeviceBuffer<T> t(static_cast<std::size_t>(blocks * kernels::wy_t_entries(cs.k))), c(1);
       if (cs.k > kernels::wy_max_reflectors<T>()) {
         EXPECT_THROW(kernels::launch_wy_larft<T>(b, t.data(), this->stream_), std::invalid_argument);
@@ -140,19 +147,27 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
     } else {
       ASSERT_EQ(kernels::wy_apply_kernel_problem(b, cs.kernel), "");
       ASSERT_EQ(kernels::wy_apply_kernel_for(b, cs.kernel), resident);
+      ASSERT_EQ(kernels::wy_apply_kernel_problem(b, tf32x3), "");
       DeviceBuffer<T> t;
       const auto offsets = this->build_t({b}, t);
       const auto c = this->random(cs.ldc, cs.cols, 123);
       for (const bool transpose : {true, false}) {
-        auto expect = this->upload(c), got = this->upload(c);
+        auto expect = this->upload(c), got = this->upload(c), got_tc = this->upload(c);
         kernels::launch_caqr_apply_qt_h<T>(panel.data(), cs.m, cs.m, cs.k, cs.rows, shape_cols, tau.data(), cs.k,
                                            expect.data(), cs.ldc, cs.cols, transpose,
                                            kernels::QtReduction::register_serial, this->stream_);
         kernels::launch_wy_apply<T>(b, t.data() + offsets[0], got.data(), cs.ldc, cs.cols, transpose, this->stream_,
                                     cs.kernel);
-        EXPECT_LT(this->difference(this->download(got, cs.ldc, cs.cols), this->download(expect, cs.ldc, cs.cols), 1.0),
-                  kTolerance)
-            << (transpose ? "Qᵀ" : "Q");
+        kernels::launch_wy_apply<T>(b, t.data() + offsets[0], got_tc.data(), cs.ldc, cs.cols, transpose,
+                                    this->stream_, tf32x3);
+        const auto want = this->download(expect, cs.ldc, cs.cols);
+        const double fma = this->difference(this->download(got, cs.ldc, cs.cols), want, 1.0);
+        const double tc = this->difference(this->download(got_tc, cs.ldc, cs.cols), want, 1.0);
+        EXPECT_LT(fma, kTolerance) << (transpose ? "Qᵀ" : "Q");
+        EXPECT_LT(tc, kTolerance3xTf32) << (transpose ? "Qᵀ" : "Q") << ", 3xTF32";
+        std::printf("  %lld x %lld, %d reflectors, %s: from the columnwise apply, FFMA %.1f ε, 3xTF32 %.1f ε\n",
+                    static_cast<long long>(cs.m), static_cast<long long>(cs.cols), cs.k, transpose ? "Qᵀ" : "Q", fma,
+                    tc);
       }
     }
   }
@@ -188,9 +203,14 @@ TYPED_TEST(GpuWyApply, ResidentTakesSplitRows) {
                                     reference);
         kernels::launch_wy_apply<T>(split, t.data() + offsets[0], got.data(), m + 1, cols, transpose, this->stream_,
                                     kernels::WyApplyKernel::resident);
-        EXPECT_LT(this->difference(this->download(got, m + 1, cols), this->download(expect, m + 1, cols), 1.0),
-                  kTolerance)
+        auto got_tc = this->upload(c);
+        kernels::launch_wy_apply<T>(split, t.data() + offsets[0], got_tc.data(), m + 1, cols, transpose,
+                                    this->stream_, kernels::WyApplyKernel::resident_3xtf32);
+        const auto want = this->download(expect, m + 1, cols);
+        EXPECT_LT(this->difference(this->download(got, m + 1, cols), want, 1.0), kTolerance)
             << (transpose ? "Qᵀ" : "Q");
+        EXPECT_LT(this->difference(this->download(got_tc, m + 1, cols), want, 1.0), kTolerance3xTf32)
+            << (transpose ? "Qᵀ" : "Q") << ", 3xTF32";
       }
     }
   }
@@ -281,6 +301,13 @@ TYPED_TEST(GpuWyApply, QUndoesQtAndZeroTausChangeNothing) {
   kernels::launch_wy_apply<T>(b, t.data(), x.data(), m, cols, true, this->stream_);
   kernels::launch_wy_apply<T>(b, t.data(), x.data(), m, cols, false, this->stream_);
   EXPECT_LT(this->difference(this->download(x, m, cols), c, 1.0), kTolerance) << "Q Qᵀ C = C";
+  if constexpr (sizeof(T) == 4) {
+    const auto tc = kernels::WyApplyKernel::resident_3xtf32;
+    auto xt = this->upload(c);
+    kernels::launch_wy_apply<T>(b, t.data(), xt.data(), m, cols, true, this->stream_, tc);
+    kernels::launch_wy_apply<T>(b, t.data(), xt.data(), m, cols, false, this->stream_, tc);
+    EXPECT_LT(this->difference(this->download(xt, m, cols), c, 1.0), kTolerance3xTf32) << "Q Qᵀ C = C, 3xTF32";
+  }
 
   // A zero panel factors to τ = 0 everywhere: T = 0, and C comes back bit for bit.
   GPUFACT_CUDA_CHECK(cudaMemsetAsync(panel.data(), 0, panel.bytes(), this->stream_));
@@ -289,6 +316,12 @@ TYPED_TEST(GpuWyApply, QUndoesQtAndZeroTausChangeNothing) {
   auto y = this->upload(c);
   kernels::launch_wy_apply<T>(b, t.data(), y.data(), m, cols, true, this->stream_);
   EXPECT_EQ(this->difference(this->download(y, m, cols), c, 1.0), 0.0);
+  if constexpr (sizeof(T) == 4) {
+    auto yt = this->upload(c);
+    kernels::launch_wy_apply<T>(b, t.data(), yt.data(), m, cols, true, this->stream_,
+                                kernels::WyApplyKernel::resident_3xtf32);
+    EXPECT_EQ(this->difference(this->download(yt, m, cols), c, 1.0), 0.0) << "3xTF32";
+  }
 }
 
 TYPED_TEST(GpuWyApply, RejectsMalformedBlocks) {

@@ -603,7 +603,10 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 
 // ---- The resident apply: FP32 blocks of at most 256 rows and 64 reflectors ------------------
 //
-// One thread block per SM, persistent over work items (a block's group of 64-column tiles of C).
+// One thread block per SM, persistent over work items (a run of one block's 64-column tiles of C;
+// each thread block takes an equal share of all the blocks' tiles in order, to within one tile:
+// against items of whole groups dealt round robin, 43.4 → 44.3% of the FMA peak at 10⁶ × 128,
+// 42.4 → 44.5% at 110592 × 512, results/nvidia-h100/apply-qt-h-3xtf32).
 // Shared memory holds three 256 × 64 buffers that take turns as the item's V, the tile of C being
 // updated, and the next load (bulk copies of whole columns where the block is whole), so every
 // load is issued at least half a tile ahead: the tile's buffer is released once each thread has
@@ -630,6 +633,16 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // two groups a phase apart, so that one group's loops would hide the other's rest, lost (29–34%,
 // results/nvidia-h100/apply-qt-h-pingpong-tried): one warp alone issues its FFMA loop on only
 // about 63% of its cycles, and the other group's phase 2 starves beside it.
+//
+// resident_3xtf32 (kTf32x3) runs phases 1 and 3 on the tensor cores (3xTF32 below), with the
+// same buffers, loads, phase 2 and stores: phase 1 as 32 × 16 blocks of W per warp (rows 32·(warp
+// / 4), columns 16·(warp mod 4)), phase 3 as 32 rows of C per warp; z becomes the accumulators'
+// fragments, loaded after phase 2's sums so that the registers suffice without spills. On an
+// H100, 10⁶ rows: 52–53% of the FMA peak at 128 columns and 55–56% at 512, against 44.5% and 47.5%
+// on the FMA pipes (results/nvidia-h100/apply-qt-h-3xtf32). ncu, before the loops were unrolled:
+// the tensor pipe a third busy, warps waiting mostly on fixed-latency dependencies (the splits'
+// integer operations and the products' chains) and on the tensor pipe itself, with two warps per
+// scheduler.
 struct ResidentShape {
   static constexpr int chunk = 256, cols = 64, nb = 64;
   static constexpr int ld = chunk + 4;  // columns four banks apart, 16-byte aligned
@@ -676,9 +689,97 @@ struct ResidentRank1 {
   }
 };
 
+// ---- 3xTF32: phases 1 and 3 of the resident apply on the tensor cores ---------------------------
+//
+// Each FP32 operand x is split into two TF32 numbers (TF32 keeps 10 of FP32's 23 fraction bits):
+// big = x rounded to 10 fraction bits by integer arithmetic on its bits (half-way cases away from
+// zero, as cvt.rna rounds), and
+// small = x − big, exact, which the tensor core truncates to TF32. a·b is summed as
+// a_small·b_big + a_big·b_small + a_big·b_big in FP32 (mma.sync m16n8k8, three tensor-core
+// products per FP32 FMA). Per product the dropped a_small·b_small and the truncation of the small
+// parts are below 2⁻²¹ relative, against FP32's 2⁻²⁴ per rounding; the accumulation inside the
+// tensor core adds its own (phase 1's sums split into two halves of the rows, tried, came closer
+// to the FFMA kernel's). Measured on an H100 against the columnwise FFMA apply: at most 160 ε, the
+// FFMA resident kernel 40 ε (test_gpu_wy_apply). Finite x within 2⁻¹² of FLT_MAX would round to
+// infinity. cvt.rna.tf32.f32 for big ran the whole kernel at 31% of the FMA peak against 44%: the
+// conversions were the bottleneck. The flop count stays the FP32 one, so the rate compares with
+// the FMA peak like the FFMA kernel's.
+__device__ __forceinline__ void split_tf32(float x, std::uint32_t& big, std::uint32_t& small) {
+  big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  small = __float_as_uint(x - __uint_as_float(big));
+}
+// An m16n8k8 operand fragment, split.
+template <int N>
+struct Tf32Frag {
+  std::uint32_t big[N], small[N];
+  __device__ __forceinline__ void set(const float (&x)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) split_tf32(x[i], big[i], small[i]);
+  }
+};
+__device__ __forceinline__ void mma_tf32(float* d, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// Phase 1's 16-row steps on the tensor cores over V's rows [r_begin, r_end): acc[j][n] += VᵀC for
+// MT 16-column groups of V (pa + 16j·ld …) and NT 8-column groups of C (pb + 8n·ld …). The sum
+// over the rows is permuted so that a lane loads 16 bytes: rows r0 + 4t … r0 + 4t + 3 are k = t
+// and t + 4 of the steps at r0 and r0 + 8. The three products go term by term over all tiles (the
+// small ones first), so that no accumulator waits on itself.
+template <int MT, int NT>
+__device__ __forceinline__ void tc_gram(float (&acc)[MT][NT][4], const float* pa, const float* pb, int ld,
+                                        int r_begin, int r_end) {
+#pragma unroll 4
+  for (int r0 = r_begin; r0 < r_end; r0 += 16) {
+    float4 av[MT][2], bv[NT];
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) av[j][h] = *reinterpret_cast<const float4*>(pa + (16 * j + 8 * h) * ld + r0);
+#pragma unroll
+    for (int n = 0; n < NT; ++n) bv[n] = *reinterpret_cast<const float4*>(pb + 8 * n * ld + r0);
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      Tf32Frag<4> fa[MT];
+      Tf32Frag<2> fb[NT];
+#pragma unroll
+      for (int j = 0; j < MT; ++j) {
+        const float4 lo = av[j][0], hi = av[j][1];
+        const float x[4] = {s == 0 ? lo.x : lo.z, s == 0 ? hi.x : hi.z, s == 0 ? lo.y : lo.w, s == 0 ? hi.y : hi.w};
+        fa[j].set(x);
+      }
+#pragma unroll
+      for (int n = 0; n < NT; ++n) {
+        const float x[2] = {s == 0 ? bv[n].x : bv[n].z, s == 0 ? bv[n].y : bv[n].w};
+        fb[n].set(x);
+      }
+#pragma unroll
+      for (int j = 0; j < MT; ++j)
+#pragma unroll
+        for (int n = 0; n < NT; ++n) mma_tf32(acc[j][n], fa[j].small, fb[n].big);
+#pragma unroll
+      for (int j = 0; j < MT; ++j)
+#pragma unroll
+        for (int n = 0; n < NT; ++n) mma_tf32(acc[j][n], fa[j].big, fb[n].small);
+#pragma unroll
+      for (int j = 0; j < MT; ++j)
+#pragma unroll
+        for (int n = 0; n < NT; ++n) mma_tf32(acc[j][n], fa[j].big, fb[n].big);
+    }
+  }
+}
+// W and Y (64 × 64, row-major) for the tensor-core phases: the column pairs of row l XOR-swizzled
+// by 4·((l / 2) mod 4). Phase 3's fragment loads (rows l0 + 2t and l0 + 2t + 1, both swizzled by
+// 4t, columns 8n + g) then fall in 32 distinct banks, phase 2 reads and writes whole rows, and
+// phase 1's 4-byte stores meet two-way conflicts.
+__device__ __forceinline__ int tc_swizzle(int l) { return 4 * ((l >> 1) & 3); }
+__device__ __forceinline__ int tc_index(int l, int e) { return l * 64 + 2 * ((e >> 1) ^ tc_swizzle(l & 7)) + (e & 1); }
+
+template <bool kTf32x3>
 __global__ void __launch_bounds__(kThreads, 1)
     wy_apply_resident_kernel(const WyBlocks<float> b, const float* t, int t_width, float* c, std::int64_t ldc,
-                             std::int64_t cols, int tiles_per_group, int groups, bool transpose) {
+                             std::int64_t cols, bool transpose) {
   using L = ResidentShape;
   constexpr int ld = L::ld, NB = L::nb, TC = L::cols;
   extern __shared__ __align__(16) unsigned char wy_smem[];
@@ -689,16 +790,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* const sa = sw + NB * NB;
   const auto buffer = [&](int i) { return buffers + i * TC * ld; };
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const std::int64_t tiles = (cols + TC - 1) / TC, items = static_cast<std::int64_t>(b.blocks) * groups;
-  const auto item_tiles = [&](std::int64_t item, std::int64_t& first, std::int64_t& end) {
-    first = (item % groups) * tiles_per_group;
-    end = min(tiles, first + tiles_per_group);
+  const std::int64_t tiles = (cols + TC - 1) / TC;
+  // Work items, each a run of one block's tiles: thread block c takes tiles
+  // [total·c / G, total·(c + 1) / G) of all the blocks' tiles in order (total = blocks × tiles, G
+  // thread blocks), so every thread block gets its share to within one tile and loads V once per
+  // block it meets. An item starts at a tile position `cur`.
+  const std::int64_t total = static_cast<std::int64_t>(b.blocks) * tiles;
+  const std::int64_t start = total * blockIdx.x / gridDim.x, stop = total * (blockIdx.x + 1) / gridDim.x;
+  const auto item_at = [&](std::int64_t cur, int& blk, std::int64_t& first, std::int64_t& end) {
+    blk = static_cast<int>(cur / tiles);
+    first = cur % tiles;
+    end = min(tiles, first + (stop - cur));
   };
 
   // The loads, in the order they are needed: per item its V, then its tiles (the first one with T).
-  std::int64_t load_item = blockIdx.x, load_tile = 0, load_end = 0;
+  std::int64_t load_cur = start, load_tile = 0, load_end = 0, load_first = 0;
+  int load_blk = 0;
   bool load_v = true;
-  item_tiles(load_item, load_tile, load_end);
+  item_at(load_cur, load_blk, load_tile, load_end);
+  load_first = load_tile;
   int free_mask = (1 << kResidentBuffers) - 1;
   int fifo = 0, fifo_n = 0;  // buffers of the issued loads not yet taken, oldest in the lowest 4 bits
   // A whole V or tile (256 rows, 64 columns, 16-byte aligned) comes by 64 bulk copies of a column
@@ -729,10 +839,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   barrier_init_fence();
   __syncthreads();
   const auto issue = [&] {
-    while (free_mask != 0 && load_item < items) {
+    while (free_mask != 0 && load_cur < stop) {
       const int buf = __ffs(free_mask) - 1;
       free_mask &= free_mask - 1;
-      const int blk = static_cast<int>(load_item / groups);
+      const int blk = load_blk;
       const Block<float> x = block_of(b, blk);
       if (load_v) {
         if (x.rows == L::chunk && x.k == NB && aligned_16(x.v, b.ldv)) {
@@ -756,9 +866,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 4
           for (int j = 0; j < TC; ++j) cp_async_entry(buffer(buf) + j * ld + r, src + j * ldc, r < x.rows && j < nc);
         }
-        std::int64_t first = 0, end = 0;
-        item_tiles(load_item, first, end);
-        if (load_tile == first) {  // the item's T, as A = op(T) (zeros past the block's padded width)
+        if (load_tile == load_first) {  // the item's T, as A = op(T) (zeros past the block's padded width)
           // Thread: row r = 4rq + rr of T, columns 4k + c0. A(r, 4k + c0) lies at 64r + c0 + 4(k XOR rq)
           // and A(4k + c0, r) at 64c0 + rr + 256k + 4(k XOR rq).
           const float* tb = t + static_cast<std::int64_t>(blk) * t_width * t_width;
@@ -779,9 +887,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
         if (++load_tile == load_end) {
-          load_item += gridDim.x;
+          load_cur += load_end - load_first;
           load_v = true;
-          if (load_item < items) item_tiles(load_item, load_tile, load_end);
+          if (load_cur < stop) {
+            item_at(load_cur, load_blk, load_tile, load_end);
+            load_first = load_tile;
+          }
         }
       }
       cp_async_commit();
@@ -803,14 +914,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Phase 3: rows 4a … and 128 + 4a …, columns 8·g3 … of C.
   const int a3 = lane % 8 + 8 * (warp % 4), g3 = lane / 8 + 4 * (warp / 4);
 
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int blk = static_cast<int>(item / groups);
+  std::int64_t next_cur = start;
+  for (std::int64_t cur = start; cur < stop; cur = next_cur) {
+    int blk = 0;
+    std::int64_t first = 0, end = 0;
+    item_at(cur, blk, first, end);
+    next_cur = cur + (end - first);
     const Block<float> x = block_of(b, blk);
     const bool v_aligned = aligned_16(x.v, b.ldv);
     float* cout = c + x.first;
     const bool c_aligned = aligned_16(cout, ldc);
-    std::int64_t first = 0, end = 0;
-    item_tiles(item, first, end);
     const int vbuf = take();
     for (std::int64_t tile = first; tile < end; ++tile) {
       const int cbuf = take();
@@ -827,7 +940,24 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float* sv = buffer(vbuf);
       const float* sc = buffer(cbuf);
 
-      {  // phase 1; V is zero above its diagonal, so rows below 8·ib are skipped
+      if constexpr (kTf32x3) {
+        // Phase 1 on the tensor cores. A fragment's row (column) g is V's (C's) column
+        // σ(g) = g / 2 + 4·(g mod 2) of its group of 8, so a quarter warp's loads fall in distinct
+        // banks. V is zero above its diagonal: rows of V below W's first row are skipped.
+        const int g = lane >> 2, t = lane & 3, sg = (g >> 1) + 4 * (g & 1);
+        // Warp (mi, nq) = (warp / 4, warp mod 4): rows 32mi … and columns 16nq … of W (warps w and
+        // w + 4 share a scheduler, so each pair skips 2 of its 32 steps).
+        const int mi = warp >> 2, nq = warp & 3;
+        float acc[2][2][4] = {};
+        tc_gram<2, 2>(acc, sv + (32 * mi + sg) * ld + 4 * t, sc + (16 * nq + sg) * ld + 4 * t, ld, 32 * mi, L::chunk);
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int n = 0; n < 2; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              sw[tc_index(32 * mi + 16 * j + 8 * (e >> 1) + sg, 16 * nq + 8 * n + 4 * (e & 1) + t)] = acc[j][n][e];
+      } else {  // phase 1 on the FMA pipes; V is zero above its diagonal, so rows below 8·ib are skipped
         float acc[8][8] = {};
         const float* pv = sv + 8 * ib * ld + 4 * q;
         const float* pc = sc + jg * ld + 4 * q;
@@ -857,18 +987,35 @@ __global__ void __launch_bounds__(kThreads, 1)
             sw[(8 * ib + u0 + u) * NB + jg + 8 * (e0 + e)] = mine + __shfl_xor_sync(0xffffffffu, other, 8);
           }
       }
-      // This lane's entries of C for phase 3 (z[column][row]; rows 4a … then 128 + 4a …).
+      // This lane's entries of C for phase 3. FFMA: z[column][row], rows 4a … then 128 + 4a …,
+      // loaded here. 3xTF32: the accumulators of its two 16 × 8 tiles (rows 32·warp + 4g …, a
+      // fragment's rows g and g + 8 being rows 4g + 2j and 4g + 2j + 1) in each of the eight column
+      // groups, z[n][4j + e], loaded after phase 2's sums.
       float z[8][8];
+      const auto load_z_tc = [&] {
+        const int g = lane >> 2, t = lane & 3, rw = 32 * warp + 4 * g;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const float* col = sc + (8 * g3 + j) * ld + 4 * a3;
-        const float4 lo = *reinterpret_cast<const float4*>(col), hi = *reinterpret_cast<const float4*>(col + 128);
-        z[j][0] = lo.x, z[j][1] = lo.y, z[j][2] = lo.z, z[j][3] = lo.w;
-        z[j][4] = hi.x, z[j][5] = hi.y, z[j][6] = hi.z, z[j][7] = hi.w;
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int cc = 0; cc < 2; ++cc) {
+            const float4 x4 = *reinterpret_cast<const float4*>(sc + (8 * n + 2 * t + cc) * ld + rw);
+            z[n][cc] = x4.x, z[n][2 + cc] = x4.y, z[n][4 + cc] = x4.z, z[n][6 + cc] = x4.w;
+          }
+      };
+      if constexpr (!kTf32x3) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float* col = sc + (8 * g3 + j) * ld + 4 * a3;
+          const float4 lo = *reinterpret_cast<const float4*>(col), hi = *reinterpret_cast<const float4*>(col + 128);
+          z[j][0] = lo.x, z[j][1] = lo.y, z[j][2] = lo.z, z[j][3] = lo.w;
+          z[j][4] = hi.x, z[j][5] = hi.y, z[j][6] = hi.z, z[j][7] = hi.w;
+        }
       }
       __syncthreads();  // W is whole
 
       {  // phase 2, Y = op(T) W: rows 4g … of Y from A(l, 4g …) (nonzero for l ≤ i with Tᵀ, l ≥ i with T)
+        // Row l's columns 2·lane and 2·lane + 1 of W and Y (3xTF32: Y negated, for phase 3's sums).
+        const auto w_pair = [&](int l) { return l * NB + 2 * (kTf32x3 ? lane ^ tc_swizzle(l & 7) : lane); };
         float y[2][4][2] = {};
         int lo[2], hi[2];
 #pragma unroll
@@ -884,7 +1031,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const float* pa1 = sa + l4 * NB + (((15 - warp) ^ s) << 2);
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
-            const float2 wv = *reinterpret_cast<const float2*>(sw + (l4 + k) * NB + 2 * lane);
+            const float2 wv = *reinterpret_cast<const float2*>(sw + w_pair(l4 + k));
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               if (!(groups >> h & 1)) continue;
@@ -909,20 +1056,52 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 2
           for (int l4 = both_hi; l4 < hi[h]; l4 += 4) step(l4, 1 << h);
         }
+        if constexpr (kTf32x3) load_z_tc();  // here, so that z is not live beside phase 2's sums
         __syncthreads();  // W's readers are done: Y overwrites it
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int g = h == 0 ? warp : 15 - warp;
 #pragma unroll
           for (int ii = 0; ii < 4; ++ii)
-            *reinterpret_cast<float2*>(sw + (4 * g + ii) * NB + 2 * lane) = make_float2(y[h][ii][0], y[h][ii][1]);
+            *reinterpret_cast<float2*>(sw + w_pair(4 * g + ii)) = kTf32x3 ? make_float2(-y[h][ii][0], -y[h][ii][1])
+                                                                        : make_float2(y[h][ii][0], y[h][ii][1]);
         }
       }
       __syncthreads();  // Y is whole; the tile's buffer has been read
       free_mask |= 1 << cbuf;
       issue();
 
-      {  // phase 3, the next l's operands loaded while these are used
+      if constexpr (kTf32x3) {
+        // Phase 3 on the tensor cores, C += V·(−Y): this warp's rows 32·warp …, the sum over l
+        // permuted so that columns l0 + 2t and l0 + 2t + 1 of V are k = t and t + 4 of the step at
+        // l0 (each a 16-byte load of rows 4g … 4g + 3, both fragments' rows); Y's entries of rows
+        // l0 + 2t, l0 + 2t + 1 and columns 8n + g fall in distinct banks (tc_swizzle).
+        const int g = lane >> 2, t = lane & 3;
+        const float* pv = sv + 2 * t * ld + 32 * warp + 4 * g;
+        const float* py = sw + 2 * t * NB;  // rows l0 + 2t and l0 + 2t + 1 of Y, both swizzled by 4t
+#pragma unroll 2
+        for (int l0 = 0; l0 < NB; l0 += 8) {
+          const float4 v0 = *reinterpret_cast<const float4*>(pv + l0 * ld);
+          const float4 v1 = *reinterpret_cast<const float4*>(pv + (l0 + 1) * ld);
+          Tf32Frag<4> fa[2];
+          const float x0[4] = {v0.x, v0.y, v1.x, v1.y}, x1[4] = {v0.z, v0.w, v1.z, v1.w};
+          fa[0].set(x0);
+          fa[1].set(x1);
+#pragma unroll
+          for (int n = 0; n < 8; ++n) {
+            Tf32Frag<2> fb;
+            const int col = 8 * ((n & 4) | ((n & 3) ^ t)) + g;  // = tc_index(l0 + 2t (+ 1), 8n + g) − its row's start
+            const float y[2] = {py[l0 * NB + col], py[l0 * NB + NB + col]};
+            fb.set(y);
+            mma_tf32(z[n], fa[0].small, fb.big);
+            mma_tf32(z[n] + 4, fa[1].small, fb.big);
+            mma_tf32(z[n], fa[0].big, fb.small);
+            mma_tf32(z[n] + 4, fa[1].big, fb.small);
+            mma_tf32(z[n], fa[0].big, fb.big);
+            mma_tf32(z[n] + 4, fa[1].big, fb.big);
+          }
+        }
+      } else {  // phase 3 on the FMA pipes, the next l's operands loaded while these are used
         const float* pv = sv + 4 * a3;
         const float* py = sw + 8 * g3;
         ResidentRank1 p, n;
@@ -936,6 +1115,26 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       const int nc = static_cast<int>(min(static_cast<std::int64_t>(TC), cols - tile * TC));
+      if constexpr (kTf32x3) {  // rows 32·warp + 4g … 4g + 3 of columns 8n + 2t + cc
+        const int r0 = 32 * warp + 4 * (lane >> 2);
+        const bool whole = c_aligned && x.rows == L::chunk && nc == TC;
+        const bool rows_aligned = c_aligned && r0 + 4 <= x.rows;
+        float* const base = cout + (tile * TC + 2 * (lane & 3)) * ldc + r0;
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int cc = 0; cc < 2; ++cc) {
+            const int col = 8 * n + 2 * (lane & 3) + cc;
+            float* const dst = base + (8 * n + cc) * ldc;
+            const float e[4] = {z[n][cc], z[n][2 + cc], z[n][4 + cc], z[n][6 + cc]};
+            if (whole || (col < nc && rows_aligned)) {
+              *reinterpret_cast<float4*>(dst) = make_float4(e[0], e[1], e[2], e[3]);
+            } else if (col < nc) {
+              for (int r = 0; r < 4 && r0 + r < x.rows; ++r) dst[r] = e[r];
+            }
+          }
+        continue;
+      }
       if (c_aligned && x.rows == L::chunk && nc == TC) {  // a whole tile: 16-byte stores only
         float* dst = cout + (tile * TC + 8 * g3) * ldc + 4 * a3;
 #pragma unroll
@@ -1026,8 +1225,10 @@ void configure() {
     }
     if constexpr (sizeof(T) == 4 && NB == 64) {
       constexpr int resident = static_cast<int>(resident_smem_bytes());
-      GPUFACT_CUDA_CHECK(
-          cudaFuncSetAttribute(wy_apply_resident_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, resident));
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_resident_kernel<false>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize, resident));
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(wy_apply_resident_kernel<true>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize, resident));
     }
     return true;
   }();
@@ -1042,25 +1243,6 @@ std::int64_t widest_block_rows(const WyBlocks<T>& b) {
   return static_cast<std::int64_t>(b.fan_in) * b.k;
 }
 
-// Column tiles per work item of the resident apply: the split of each block's tiles into groups
-// that minimizes the rounds of items over the SMs times an item's time (a tile each, plus about
-// a sixth of one for its V and T); ties go to fewer, longer items.
-std::int64_t resident_tiles_per_group(std::int64_t blocks, std::int64_t tiles) {
-  const std::int64_t sms = current_device_sm_count();
-  constexpr double kItemCost = 0.15;
-  double best = 0;
-  std::int64_t best_per = tiles;
-  for (std::int64_t per = tiles; per >= 1; --per) {
-    const std::int64_t items = blocks * ((tiles + per - 1) / per);
-    const double time = static_cast<double>((items + sms - 1) / sms) * (static_cast<double>(per) + kItemCost);
-    if (best == 0 || time < best * 0.999) {
-      best = time;
-      best_per = per;
-    }
-  }
-  return best_per;
-}
-
 }  // namespace
 
 const char* to_string(WyApplyKernel k) {
@@ -1071,14 +1253,17 @@ const char* to_string(WyApplyKernel k) {
       return "chunked";
     case WyApplyKernel::resident:
       return "resident";
+    case WyApplyKernel::resident_3xtf32:
+      return "resident_3xtf32";
   }
   return "?";
 }
 
 WyApplyKernel wy_apply_kernel_from(const std::string& name) {
-  for (const auto k : {WyApplyKernel::automatic, WyApplyKernel::chunked, WyApplyKernel::resident})
+  for (const auto k : {WyApplyKernel::automatic, WyApplyKernel::chunked, WyApplyKernel::resident,
+                       WyApplyKernel::resident_3xtf32})
     if (name == to_string(k)) return k;
-  throw std::invalid_argument("compact-WY apply kernel '" + name + "': auto, chunked or resident");
+  throw std::invalid_argument("compact-WY apply kernel '" + name + "': auto, chunked, resident or resident_3xtf32");
 }
 
 int wy_t_entries(int k) { return padded_width(k) * padded_width(k); }
@@ -1097,7 +1282,7 @@ std::string wy_apply_kernel_problem(const WyBlocks<T>& b, WyApplyKernel kernel) 
              " reflectors per block; k = " + std::to_string(b.k);
     return {};
   }
-  if (sizeof(T) != 4) return "the resident apply is FP32 only";
+  if (sizeof(T) != 4) return std::string("the ") + to_string(wy_apply_kernel_for(b, kernel)) + " apply is FP32 only";
   if (b.rows == WyRows::tree) return "a tree level gathers its rows; the resident apply needs contiguous ones";
   if (const std::int64_t rows = widest_block_rows(b); rows > kResidentMaxRows)
     return "blocks of " + std::to_string(rows) + " rows; the resident apply holds at most " +
@@ -1130,20 +1315,19 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
   if (const auto why = wy_apply_kernel_problem(b, kernel); !why.empty())
     throw std::invalid_argument("compact-WY apply: " + why);
   if (cols <= 0) return;
-  if (wy_apply_kernel_for(b, kernel) == WyApplyKernel::resident) {
+  if (const auto kind = wy_apply_kernel_for(b, kernel);
+      kind == WyApplyKernel::resident || kind == WyApplyKernel::resident_3xtf32) {
     if constexpr (sizeof(T) == 4) {
       configure<T, 64>();
       constexpr std::int64_t kTileCols = ResidentShape::cols;
       const std::int64_t tiles = (cols + kTileCols - 1) / kTileCols;
-      const std::int64_t per_group = resident_tiles_per_group(b.blocks, tiles);
-      const std::int64_t groups = (tiles + per_group - 1) / per_group;
-      const std::int64_t items = b.blocks * groups;
-      if (items >= (std::int64_t{1} << 31))
-        throw std::invalid_argument("compact-WY apply: " + std::to_string(b.blocks) + " blocks × " +
-                                    std::to_string(cols) + " columns is too many");
+      const std::int64_t items = b.blocks * tiles;  // a thread block per SM takes its share of the tiles
+      if (tiles > (std::int64_t{1} << 31))
+        throw std::invalid_argument("compact-WY apply: cols = " + std::to_string(cols) + " is too many");
       const auto grid = static_cast<unsigned>(std::min<std::int64_t>(items, current_device_sm_count()));
-      wy_apply_resident_kernel<<<grid, kThreads, resident_smem_bytes(), stream>>>(
-          b, t, padded_width(b.k), c, ldc, cols, static_cast<int>(per_group), static_cast<int>(groups), transpose);
+      const auto run = kind == WyApplyKernel::resident_3xtf32 ? wy_apply_resident_kernel<true>
+                                                              : wy_apply_resident_kernel<false>;
+      run<<<grid, kThreads, resident_smem_bytes(), stream>>>(b, t, padded_width(b.k), c, ldc, cols, transpose);
     }
     GPUFACT_CHECK_LAUNCH();
     return;

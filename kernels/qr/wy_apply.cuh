@@ -8,10 +8,11 @@
 // applies the blocks to any number of columns (W = VᵀC, W ← op(T) W, C −= V W as register-tiled
 // products from shared memory), so a reflector block costs a few barrier phases, not one per
 // reflector. Two kernels (WyApplyKernel below): chunked, any layout up to 32 reflectors, and
-// resident, FP32 blocks of up to 256 rows × 64 reflectors. Measured on the H100
-// (anderson10.kernels, 10⁶ rows, FP32): 256 × 64 blocks on the resident kernel at 28.3 TFLOP/s,
-// 42.3% of the FMA peak, with 128 trailing columns (44.8% with 512); 256 × 32 on the chunked one
-// at 20.7 (30.9%); the per-reflector kernels at most 11.3 (16.9%).
+// resident, FP32 blocks of up to 256 rows × 64 reflectors, on the FMA pipes or with its two
+// products on the tensor cores (resident_3xtf32). Measured on the H100 (anderson10.kernels, 10⁶
+// rows, FP32): 256 × 64 blocks on the resident kernel at 29.7 TFLOP/s, 44.5% of the FMA peak,
+// with 128 trailing columns (47.5% with 512), on the tensor cores at 35.8 TFLOP/s, 52.4% (56%);
+// 256 × 32 on the chunked one at 20.8 (30.8%); the per-reflector kernels at most 11.3 (16.9%).
 //
 // The blocks are one of three row layouts (WyBlocks::rows):
 // - fixed: block b owns rows [b·block_rows, min((b + 1)·block_rows, m)) — CAQR's first level;
@@ -80,8 +81,11 @@ void launch_wy_larft(const WyBlocks<T>& b, T* t, cudaStream_t stream);
 // - resident (FP32, up to 64 reflectors, blocks of at most 256 contiguous rows: fixed or split):
 //   one thread block per SM, persistent; a block's V stays in shared memory while C streams
 //   through in 64-column tiles, the next load always in flight during the current tile's update;
+// - resident_3xtf32: the resident kernel with its two products (VᵀC and V·Y) on the tensor cores,
+//   each FP32 operand split into two TF32 parts and three products summed (FP32-level accuracy
+//   at three tensor-core products per FMA); phase 2 (op(T)·W) stays on the FMA pipes;
 // - automatic: resident for blocks wider than kWyChunkedMaxReflectors, chunked otherwise.
-enum class WyApplyKernel : int { automatic, chunked, resident };
+enum class WyApplyKernel : int { automatic, chunked, resident, resident_3xtf32 };
 const char* to_string(WyApplyKernel k);
 // Throws std::invalid_argument naming the choices.
 WyApplyKernel wy_apply_kernel_from(const std::string& name);
