@@ -29,8 +29,9 @@ namespace {
 // orders over blocks of up to 512 rows (measured on the H200: at most 20 ε).
 constexpr double kTolerance = 64.0;
 // The resident kernel on the tensor cores (3xTF32) drops each product's small·small term and
-// rounds its operands' halves to TF32: about 2⁻²² relative per product against FP32's 2⁻²⁴.
-constexpr double kTolerance3xTf32 = 256.0;
+// truncates the small halves to TF32 (about 2⁻²¹ relative per product against FP32's 2⁻²⁴), and
+// the tensor cores accumulate their own way (measured on an H100: at most 48 ε).
+constexpr double kTolerance3xTf32 = 128.0;
 
 template <class T>
 class GpuWyApply : public CaqrDeviceTest<T> {

@@ -638,7 +638,7 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // same buffers, loads, phase 2 and stores: phase 1 as 32 × 16 blocks of W per warp (rows 32·(warp
 // / 4), columns 16·(warp mod 4)), phase 3 as 32 rows of C per warp; z becomes the accumulators'
 // fragments, loaded after phase 2's sums so that the registers suffice without spills. On an
-// H100, 10⁶ rows: 52–53% of the FMA peak at 128 columns and 55–56% at 512, against 44.5% and 47.5%
+// H100, 10⁶ rows: 51–53% of the FMA peak at 128 columns and 56–57% at 512, against 44.8% and 47.9%
 // on the FMA pipes (results/nvidia-h100/apply-qt-h-3xtf32). ncu, before the loops were unrolled:
 // the tensor pipe a third busy, warps waiting mostly on fixed-latency dependencies (the splits'
 // integer operations and the products' chains) and on the tensor pipe itself, with two warps per
@@ -698,10 +698,9 @@ struct ResidentRank1 {
 // a_small·b_big + a_big·b_small + a_big·b_big in FP32 (mma.sync m16n8k8, three tensor-core
 // products per FP32 FMA). Per product the dropped a_small·b_small and the truncation of the small
 // parts are below 2⁻²¹ relative, against FP32's 2⁻²⁴ per rounding; the accumulation inside the
-// tensor core adds its own (phase 1's sums split into two halves of the rows, tried, came closer
-// to the FFMA kernel's). Measured on an H100 against the columnwise FFMA apply: at most 160 ε, the
-// FFMA resident kernel 40 ε (test_gpu_wy_apply). Finite x within 2⁻¹² of FLT_MAX would round to
-// infinity. cvt.rna.tf32.f32 for big ran the whole kernel at 31% of the FMA peak against 44%: the
+// tensor core adds its own, so long chains of it are avoided (tc_gram). Measured on an H100
+// against the columnwise FFMA apply: at most 48 ε, the FFMA resident kernel 40 ε
+// (test_gpu_wy_apply). Finite x within 2⁻¹² of FLT_MAX would round to infinity. cvt.rna.tf32.f32 for big ran the whole kernel at 31% of the FMA peak against 44%: the
 // conversions were the bottleneck. The flop count stays the FP32 one, so the rate compares with
 // the FMA peak like the FFMA kernel's.
 __device__ __forceinline__ void split_tf32(float x, std::uint32_t& big, std::uint32_t& small) {
@@ -726,13 +725,18 @@ __device__ __forceinline__ void mma_tf32(float* d, const std::uint32_t (&a)[4], 
 // MT 16-column groups of V (pa + 16j·ld …) and NT 8-column groups of C (pb + 8n·ld …). The sum
 // over the rows is permuted so that a lane loads 16 bytes: rows r0 + 4t … r0 + 4t + 3 are k = t
 // and t + 4 of the steps at r0 and r0 + 8. The three products go term by term over all tiles (the
-// small ones first), so that no accumulator waits on itself.
+// small ones first), so that no accumulator waits on itself. Each step's six products are summed
+// in fresh accumulators and added to acc in FP32: one chain of tensor-core sums over all 256 rows
+// was 3–4 times less accurate (test_gpu_wy_apply: 160 ε from the columnwise apply against 48 ε;
+// the FFMA kernel 40 ε), for no measurable cost once the tile positions were held in 32-bit
+// registers (with 64-bit ones the step loop could only be unrolled twice without spills).
 template <int MT, int NT>
 __device__ __forceinline__ void tc_gram(float (&acc)[MT][NT][4], const float* pa, const float* pb, int ld,
                                         int r_begin, int r_end) {
 #pragma unroll 4
   for (int r0 = r_begin; r0 < r_end; r0 += 16) {
     float4 av[MT][2], bv[NT];
+    float part[MT][NT][4] = {};
 #pragma unroll
     for (int j = 0; j < MT; ++j)
 #pragma unroll
@@ -757,16 +761,22 @@ __device__ __forceinline__ void tc_gram(float (&acc)[MT][NT][4], const float* pa
 #pragma unroll
       for (int j = 0; j < MT; ++j)
 #pragma unroll
-        for (int n = 0; n < NT; ++n) mma_tf32(acc[j][n], fa[j].small, fb[n].big);
+        for (int n = 0; n < NT; ++n) mma_tf32(part[j][n], fa[j].small, fb[n].big);
 #pragma unroll
       for (int j = 0; j < MT; ++j)
 #pragma unroll
-        for (int n = 0; n < NT; ++n) mma_tf32(acc[j][n], fa[j].big, fb[n].small);
+        for (int n = 0; n < NT; ++n) mma_tf32(part[j][n], fa[j].big, fb[n].small);
 #pragma unroll
       for (int j = 0; j < MT; ++j)
 #pragma unroll
-        for (int n = 0; n < NT; ++n) mma_tf32(acc[j][n], fa[j].big, fb[n].big);
+        for (int n = 0; n < NT; ++n) mma_tf32(part[j][n], fa[j].big, fb[n].big);
     }
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[j][n][e] += part[j][n][e];
   }
 }
 // W and Y (64 × 64, row-major) for the tensor-core phases: the column pairs of row l XOR-swizzled
@@ -790,21 +800,22 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* const sa = sw + NB * NB;
   const auto buffer = [&](int i) { return buffers + i * TC * ld; };
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const std::int64_t tiles = (cols + TC - 1) / TC;
+  const int tiles = static_cast<int>((cols + TC - 1) / TC);
   // Work items, each a run of one block's tiles: thread block c takes tiles
   // [total·c / G, total·(c + 1) / G) of all the blocks' tiles in order (total = blocks × tiles, G
   // thread blocks), so every thread block gets its share to within one tile and loads V once per
   // block it meets. An item starts at a tile position `cur`.
-  const std::int64_t total = static_cast<std::int64_t>(b.blocks) * tiles;
-  const std::int64_t start = total * blockIdx.x / gridDim.x, stop = total * (blockIdx.x + 1) / gridDim.x;
-  const auto item_at = [&](std::int64_t cur, int& blk, std::int64_t& first, std::int64_t& end) {
+  const std::int64_t total = static_cast<std::int64_t>(b.blocks) * tiles;  // < 2³¹ (the launcher checks)
+  const int start = static_cast<int>(total * blockIdx.x / gridDim.x);
+  const int stop = static_cast<int>(total * (blockIdx.x + 1) / gridDim.x);
+  const auto item_at = [&](int cur, int& blk, int& first, int& end) {
     blk = static_cast<int>(cur / tiles);
     first = cur % tiles;
     end = min(tiles, first + (stop - cur));
   };
 
   // The loads, in the order they are needed: per item its V, then its tiles (the first one with T).
-  std::int64_t load_cur = start, load_tile = 0, load_end = 0, load_first = 0;
+  int load_cur = start, load_tile = 0, load_end = 0, load_first = 0;
   int load_blk = 0;
   bool load_v = true;
   item_at(load_cur, load_blk, load_tile, load_end);
@@ -914,10 +925,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Phase 3: rows 4a … and 128 + 4a …, columns 8·g3 … of C.
   const int a3 = lane % 8 + 8 * (warp % 4), g3 = lane / 8 + 4 * (warp / 4);
 
-  std::int64_t next_cur = start;
-  for (std::int64_t cur = start; cur < stop; cur = next_cur) {
+  int next_cur = start;
+  for (int cur = start; cur < stop; cur = next_cur) {
     int blk = 0;
-    std::int64_t first = 0, end = 0;
+    int first = 0, end = 0;
     item_at(cur, blk, first, end);
     next_cur = cur + (end - first);
     const Block<float> x = block_of(b, blk);
@@ -925,7 +936,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     float* cout = c + x.first;
     const bool c_aligned = aligned_16(cout, ldc);
     const int vbuf = take();
-    for (std::int64_t tile = first; tile < end; ++tile) {
+    for (int tile = first; tile < end; ++tile) {
       const int cbuf = take();
       if (fifo_n >= 2)
         cp_async_wait<2>();
@@ -1322,8 +1333,9 @@ void launch_wy_apply(const WyBlocks<T>& b, const T* t, T* c, std::int64_t ldc, s
       constexpr std::int64_t kTileCols = ResidentShape::cols;
       const std::int64_t tiles = (cols + kTileCols - 1) / kTileCols;
       const std::int64_t items = b.blocks * tiles;  // a thread block per SM takes its share of the tiles
-      if (tiles > (std::int64_t{1} << 31))
-        throw std::invalid_argument("compact-WY apply: cols = " + std::to_string(cols) + " is too many");
+      if (items >= (std::int64_t{1} << 31) || cols >= (std::int64_t{1} << 31))
+        throw std::invalid_argument("compact-WY apply: " + std::to_string(b.blocks) + " blocks × " +
+                                    std::to_string(cols) + " columns is too many");
       const auto grid = static_cast<unsigned>(std::min<std::int64_t>(items, current_device_sm_count()));
       const auto run = kind == WyApplyKernel::resident_3xtf32 ? wy_apply_resident_kernel<true>
                                                               : wy_apply_resident_kernel<false>;
