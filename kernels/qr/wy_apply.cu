@@ -637,8 +637,8 @@ __global__ void __launch_bounds__(kThreads) wy_split_update_kernel(const WyBlock
 // resident_3xtf32 (kTf32x3) runs phases 1 and 3 on the tensor cores (3xTF32 below), with the
 // same buffers, loads, phase 2 and stores: phase 1 as 32 × 16 blocks of W per warp (rows 32·(warp
 // / 4), columns 16·(warp mod 4)), phase 3 as 32 rows of C per warp; z becomes the accumulators'
-// fragments, loaded after phase 2's sums so that the registers suffice without spills. On an
-// H100, 10⁶ rows: 51–53% of the FMA peak at 128 columns and 56–57% at 512, against 44.8% and 47.9%
+// fragments (246–251 registers, no spills with tile positions in 32 bits). On an
+// H100, 10⁶ rows: 53–54% of the FMA peak at 128 columns and 58–59% at 512, against 44.8% and 47.8%
 // on the FMA pipes (results/nvidia-h100/apply-qt-h-3xtf32). ncu, before the loops were unrolled:
 // the tensor pipe a third busy, warps waiting mostly on fixed-latency dependencies (the splits'
 // integer operations and the products' chains) and on the tensor pipe itself, with two warps per
@@ -998,22 +998,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             sw[(8 * ib + u0 + u) * NB + jg + 8 * (e0 + e)] = mine + __shfl_xor_sync(0xffffffffu, other, 8);
           }
       }
-      // This lane's entries of C for phase 3. FFMA: z[column][row], rows 4a … then 128 + 4a …,
-      // loaded here. 3xTF32: the accumulators of its two 16 × 8 tiles (rows 32·warp + 4g …, a
-      // fragment's rows g and g + 8 being rows 4g + 2j and 4g + 2j + 1) in each of the eight column
-      // groups, z[n][4j + e], loaded after phase 2's sums.
+      // This lane's entries of C for phase 3. FFMA: z[column][row], rows 4a … then 128 + 4a ….
+      // 3xTF32: the accumulators of its two 16 × 8 tiles (rows 32·warp + 4g …, a fragment's rows g
+      // and g + 8 being rows 4g + 2j and 4g + 2j + 1) in each of the eight column groups,
+      // z[n][4j + e].
       float z[8][8];
-      const auto load_z_tc = [&] {
-        const int g = lane >> 2, t = lane & 3, rw = 32 * warp + 4 * g;
+      if constexpr (kTf32x3) {
+        const int rw = 32 * warp + 4 * (lane >> 2);
 #pragma unroll
         for (int n = 0; n < 8; ++n)
 #pragma unroll
           for (int cc = 0; cc < 2; ++cc) {
-            const float4 x4 = *reinterpret_cast<const float4*>(sc + (8 * n + 2 * t + cc) * ld + rw);
+            const float4 x4 = *reinterpret_cast<const float4*>(sc + (8 * n + 2 * (lane & 3) + cc) * ld + rw);
             z[n][cc] = x4.x, z[n][2 + cc] = x4.y, z[n][4 + cc] = x4.z, z[n][6 + cc] = x4.w;
           }
-      };
-      if constexpr (!kTf32x3) {
+      } else {
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
           const float* col = sc + (8 * g3 + j) * ld + 4 * a3;
@@ -1067,7 +1066,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 2
           for (int l4 = both_hi; l4 < hi[h]; l4 += 4) step(l4, 1 << h);
         }
-        if constexpr (kTf32x3) load_z_tc();  // here, so that z is not live beside phase 2's sums
         __syncthreads();  // W's readers are done: Y overwrites it
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -1090,7 +1088,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int g = lane >> 2, t = lane & 3;
         const float* pv = sv + 2 * t * ld + 32 * warp + 4 * g;
         const float* py = sw + 2 * t * NB;  // rows l0 + 2t and l0 + 2t + 1 of Y, both swizzled by 4t
-#pragma unroll 2
+#pragma unroll 4
         for (int l0 = 0; l0 < NB; l0 += 8) {
           const float4 v0 = *reinterpret_cast<const float4*>(pv + l0 * ld);
           const float4 v1 = *reinterpret_cast<const float4*>(pv + (l0 + 1) * ld);

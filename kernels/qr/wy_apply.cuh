@@ -10,9 +10,9 @@
 // reflector. Two kernels (WyApplyKernel below): chunked, any layout up to 32 reflectors, and
 // resident, FP32 blocks of up to 256 rows × 64 reflectors, on the FMA pipes or with its two
 // products on the tensor cores (resident_3xtf32). Measured on the H100 (anderson10.kernels, 10⁶
-// rows, FP32): 256 × 64 blocks on the resident kernel at 29.9 TFLOP/s, 44.8% of the FMA peak,
-// with 128 trailing columns (47.9% with 512), on the tensor cores at 35.9 TFLOP/s, 51.3% (56–57%);
-// 256 × 32 on the chunked one at 20.7 (30.9%); the per-reflector kernels at most 11.3 (16.9%).
+// rows, FP32): 256 × 64 blocks on the resident kernel at 29.8 TFLOP/s, 44.8% of the FMA peak,
+// with 128 trailing columns (47.8% with 512), on the tensor cores at 36.5 TFLOP/s, 53.0% (58–59%);
+// 256 × 32 on the chunked one at 20.8 (30.8%); the per-reflector kernels at most 11.3 (16.9%).
 //
 // The blocks are one of three row layouts (WyBlocks::rows):
 // - fixed: block b owns rows [b·block_rows, min((b + 1)·block_rows, m)) — CAQR's first level;
