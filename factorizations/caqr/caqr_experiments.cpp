@@ -470,7 +470,7 @@ void register_caqr(Registry& registry) {
                        "shared memory twice per 64-column tile), resident (V kept in shared memory, C streamed "
                        "through; FP32, up to 64 reflectors, at most 256 rows) or resident_3xtf32 (the same with "
                        "VᵀC and V·Y on the tensor cores, each FP32 operand split in two TF32 parts)",
-               .defaults = "auto", .choices = {"auto", "chunked", "resident", "resident_3xtf32"}}};
+               .defaults = "auto,resident_3xtf32", .choices = {"auto", "chunked", "resident", "resident_3xtf32"}}};
     e.needs.gpus = 1;
     e.validate = validate_shape;
     e.run = run_kernels;
