@@ -693,8 +693,8 @@ struct ResidentRank1 {
 //
 // Each FP32 operand x is split into two TF32 numbers (TF32 keeps 10 of FP32's 23 fraction bits):
 // big = x rounded to 10 fraction bits by integer arithmetic on its bits (half-way cases away from
-// zero, as cvt.rna rounds), and
-// small = x − big, exact, which the tensor core truncates to TF32. a·b is summed as
+// zero, as cvt.rna rounds), and small = x − big, exact, which the tensor core truncates to TF32.
+// a·b is summed as
 // a_small·b_big + a_big·b_small + a_big·b_big in FP32 (mma.sync m16n8k8, three tensor-core
 // products per FP32 FMA). Per product the dropped a_small·b_small and the truncation of the small
 // parts are below 2⁻²¹ relative, against FP32's 2⁻²⁴ per rounding; the accumulation inside the
@@ -721,11 +721,21 @@ __device__ __forceinline__ void mma_tf32(float* d, const std::uint32_t (&a)[4], 
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// acc(j, n) += a[j]·b[n] in 3xTF32 for MT × NT tiles, term by term over all of them (small·big,
+// big·small, big·big), so that no accumulator waits on itself.
+template <int MT, int NT, class Acc>
+__device__ __forceinline__ void mma_3xtf32(Acc&& acc, const Tf32Frag<4> (&a)[MT], const Tf32Frag<2> (&b)[NT]) {
+#pragma unroll
+  for (int term = 0; term < 3; ++term)
+#pragma unroll
+    for (int j = 0; j < MT; ++j)
+#pragma unroll
+      for (int n = 0; n < NT; ++n) mma_tf32(acc(j, n), term == 0 ? a[j].small : a[j].big, term == 1 ? b[n].small : b[n].big);
+}
 // Phase 1's 16-row steps on the tensor cores over V's rows [r_begin, r_end): acc[j][n] += VᵀC for
 // MT 16-column groups of V (pa + 16j·ld …) and NT 8-column groups of C (pb + 8n·ld …). The sum
 // over the rows is permuted so that a lane loads 16 bytes: rows r0 + 4t … r0 + 4t + 3 are k = t
-// and t + 4 of the steps at r0 and r0 + 8. The three products go term by term over all tiles (the
-// small ones first), so that no accumulator waits on itself. Each step's six products are summed
+// and t + 4 of the steps at r0 and r0 + 8. Each step's six products are summed
 // in fresh accumulators and added to acc in FP32: one chain of tensor-core sums over all 256 rows
 // was 3–4 times less accurate (test_gpu_wy_apply: 160 ε from the columnwise apply against 48 ε;
 // the FFMA kernel 40 ε), for no measurable cost once the tile positions were held in 32-bit
@@ -758,18 +768,7 @@ __device__ __forceinline__ void tc_gram(float (&acc)[MT][NT][4], const float* pa
         const float x[2] = {s == 0 ? bv[n].x : bv[n].z, s == 0 ? bv[n].y : bv[n].w};
         fb[n].set(x);
       }
-#pragma unroll
-      for (int j = 0; j < MT; ++j)
-#pragma unroll
-        for (int n = 0; n < NT; ++n) mma_tf32(part[j][n], fa[j].small, fb[n].big);
-#pragma unroll
-      for (int j = 0; j < MT; ++j)
-#pragma unroll
-        for (int n = 0; n < NT; ++n) mma_tf32(part[j][n], fa[j].big, fb[n].small);
-#pragma unroll
-      for (int j = 0; j < MT; ++j)
-#pragma unroll
-        for (int n = 0; n < NT; ++n) mma_tf32(part[j][n], fa[j].big, fb[n].big);
+      mma_3xtf32<MT, NT>([&](int j, int n) { return part[j][n]; }, fa, fb);
     }
 #pragma unroll
     for (int j = 0; j < MT; ++j)
@@ -1098,16 +1097,11 @@ __global__ void __launch_bounds__(kThreads, 1)
           fa[1].set(x1);
 #pragma unroll
           for (int n = 0; n < 8; ++n) {
-            Tf32Frag<2> fb;
+            Tf32Frag<2> fb[1];
             const int col = 8 * ((n & 4) | ((n & 3) ^ t)) + g;  // = tc_index(l0 + 2t (+ 1), 8n + g) − its row's start
             const float y[2] = {py[l0 * NB + col], py[l0 * NB + NB + col]};
-            fb.set(y);
-            mma_tf32(z[n], fa[0].small, fb.big);
-            mma_tf32(z[n] + 4, fa[1].small, fb.big);
-            mma_tf32(z[n], fa[0].big, fb.small);
-            mma_tf32(z[n] + 4, fa[1].big, fb.small);
-            mma_tf32(z[n], fa[0].big, fb.big);
-            mma_tf32(z[n] + 4, fa[1].big, fb.big);
+            fb[0].set(y);
+            mma_3xtf32<2, 1>([&](int j, int) { return z[n] + 4 * j; }, fa, fb);
           }
         }
       } else {  // phase 3 on the FMA pipes, the next l's operands loaded while these are used
