@@ -15,8 +15,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
+#include <set>
 #include <vector>
 
 namespace gpufact::factorizations {
@@ -92,6 +93,59 @@ TYPED_TEST(GpuTsqrRegister, ZeroColumnStillGivesAValidQr) {
     for (std::int64_t i = 0; i < a.rows(); ++i) a(i, c.zero) = T(0);
     this->expect_valid_qr(a, this->factor(a), "zero column");
   }
+}
+
+// The factorization in two launches (the leaves, then the tree from level 1) gives bit for bit what
+// one launch gives: V, the taus, the tree's stacks and R; at no tree level (one leaf: the leaves'
+// launch factors it whole, the tree's launches nothing), one, and two, in every width class.
+TYPED_TEST(GpuTsqrRegister, SplitFactorizationMatchesOneLaunch) {
+  using T = TypeParam;
+  struct Shape {
+    std::int64_t m, n;
+  };
+  std::set<int> depths;
+  for (const Shape s : {Shape{1000, 7}, Shape{8192, 32}, Shape{33000, 17}, Shape{110592, 32}, Shape{1000000, 10},
+                        Shape{70001, 16}}) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
+    const int width = kernels::tsqr_register_width(static_cast<int>(s.n));
+    auto tree = make_tsqr_tree(s.m, s.n, kernels::tsqr_register_block_rows<T>(width, 256));
+    tree.threads = 256;
+    depths.insert(tree.levels);
+    const auto sizes = tsqr_tree_sizes(tree);
+    auto a = this->upload(this->random(s.m, s.n, 77 + static_cast<std::uint64_t>(s.m)));
+    auto counters = zeroed_counters(sizes.counters);
+    struct Out {
+      DeviceBuffer<T> v, stacks, tau, r;
+    };
+    const auto run = [&](bool split) {
+      // The stacks zeroed, not poisoned: a node with fewer children than fan_in leaves slots unwritten.
+      Out o{this->poisoned(static_cast<std::size_t>(s.m * s.n)),
+            DeviceBuffer<T>(std::max<std::size_t>(sizes.stacks, 1)), this->poisoned(sizes.tau),
+            this->poisoned(static_cast<std::size_t>(s.n * s.n))};
+      GPUFACT_CUDA_CHECK(cudaMemset(o.stacks.data(), 0, o.stacks.bytes()));
+      const auto factor = [&](kernels::TsqrFactorPart part) {
+        kernels::launch_tsqr_register_factor<T>(a.data(), s.m, o.v.data(), s.m, o.stacks.data(), o.tau.data(),
+                                                counters.data(), o.r.data(), s.n, true, tree, this->stream_, part);
+      };
+      if (split) {
+        factor(kernels::TsqrFactorPart::leaves);
+        factor(kernels::TsqrFactorPart::tree);
+      } else {
+        factor(kernels::TsqrFactorPart::whole);
+      }
+      return o;
+    };
+    const Out whole = run(false), split = run(true);
+    const auto same = [&](const DeviceBuffer<T>& x, const DeviceBuffer<T>& y, std::size_t count, const char* what) {
+      const auto rows = static_cast<std::int64_t>(count);
+      EXPECT_EQ(this->difference(this->download(x, rows, 1), this->download(y, rows, 1), 1.0), 0.0) << what;
+    };
+    same(whole.v, split.v, static_cast<std::size_t>(s.m * s.n), "V");
+    same(whole.tau, split.tau, sizes.tau, "tau");
+    if (tree.levels > 0) same(whole.stacks, split.stacks, sizes.stacks, "stacks");
+    same(whole.r, split.r, static_cast<std::size_t>(s.n * s.n), "R");
+  }
+  EXPECT_EQ(depths, (std::set<int>{0, 1, 2})) << "the shapes cover trees of no, one and two levels";
 }
 
 TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {

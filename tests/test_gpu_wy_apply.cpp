@@ -252,6 +252,16 @@ TYPED_TEST(GpuWyApply, RegisterTsqrLevelsMatchTheRegisterApply) {
         auto expect = this->upload(c), got = this->upload(c);
         kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), expect.data(), sh.m, cols,
                                                tree, transpose, this->stream_);
+        // The leaves read from elsewhere (x_in) and written to x give bit for bit the in-place leaves.
+        auto in_place = this->upload(c), source = this->upload(c);
+        auto moved = this->poisoned(static_cast<std::size_t>(sh.m * cols));
+        kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), in_place.data(), sh.m, cols,
+                                               tree, transpose, this->stream_, false);
+        kernels::launch_caqr_register_apply<T>(v.data(), sh.m, stacks.data(), tau.data(), moved.data(), sh.m, cols,
+                                               tree, transpose, this->stream_, false, source.data(), sh.m);
+        EXPECT_EQ(this->difference(this->download(moved, sh.m, cols), this->download(in_place, sh.m, cols), 1.0), 0.0)
+            << "leaves from x_in";
+        EXPECT_EQ(this->difference(this->download(source, sh.m, cols), c, 1.0), 0.0) << "x_in left untouched";
         auto split = this->upload(c), split_t = this->upload(c);
         const std::size_t t_count = offsets.back() + static_cast<std::size_t>(levels.back().blocks) *
                                                           kernels::wy_t_entries(levels.back().k);

@@ -14,11 +14,16 @@ class Stream {
   // No stream (get() is null), for owners that may hold none.
   explicit Stream(std::nullptr_t) noexcept {}
   // A non-blocking stream at the device's greatest priority (highest) or its default, lowest one.
-  static Stream with_priority(bool highest) {
+  static Stream with_priority(bool highest) { return highest ? below_highest(0) : below_highest(-1); }
+  // A non-blocking stream `steps` priority levels below the greatest (clamped to the lowest);
+  // negative: the lowest.
+  static Stream below_highest(int steps) {
     int least = 0, greatest = 0;
     GPUFACT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    // Greater priority is a smaller number.
+    const int priority = steps < 0 || greatest + steps > least ? least : greatest + steps;
     Stream s(nullptr);
-    GPUFACT_CUDA_CHECK(cudaStreamCreateWithPriority(&s.s_, cudaStreamNonBlocking, highest ? greatest : least));
+    GPUFACT_CUDA_CHECK(cudaStreamCreateWithPriority(&s.s_, cudaStreamNonBlocking, priority));
     return s;
   }
   ~Stream() {

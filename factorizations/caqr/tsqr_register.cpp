@@ -256,8 +256,10 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
     }
   tree_t_ = DeviceBuffer<T>(std::max<std::size_t>(t_entries, 1));
   for (std::size_t p = 0; p < panels_.size(); ++p) {
+    leaves_factored_.emplace_back(cudaEventDisableTiming);
     factored_.emplace_back(cudaEventDisableTiming);
     lookahead_done_.emplace_back(cudaEventDisableTiming);
+    next_leaves_.emplace_back(cudaEventDisableTiming);
     next_updated_.emplace_back(cudaEventDisableTiming);
   }
   kernels::prepare_wy_kernels<T>();
@@ -267,24 +269,32 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
 }
 
 template <class T>
-void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane,
-                                TreeT tree_t) {
+bool CaqrRegisterPlan<T>::register_leaves(const Panel& p, std::int64_t cols) const {
   // The leaves by the split apply while they fit in about one wave (3 FP32 blocks fit an SM's
   // shared memory; the same count measured best for FP64 too, whose blocks take twice the room),
   // else by the register kernel. The tree's levels always by the split apply: a register tree
   // level runs its node's 32-reflector chain over fan_in·w rows in one CTA per node and column
   // tile, about 27 µs on the H200 however few the nodes.
   constexpr std::int64_t kSplitBlocksPerSm = 3;
-  const bool register_leaves =
-      kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > kSplitBlocksPerSm * sm_count_;
+  return kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > kSplitBlocksPerSm * sm_count_;
+}
+
+template <class T>
+void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane,
+                                TreeT tree_t, Part part, const T* x_in, std::int64_t ld_in) {
+  const bool by_register = register_leaves(p, cols);
+  if (x_in != nullptr && (!by_register || part == Part::levels))
+    throw std::logic_error("register CAQR: only the register leaf apply reads x from elsewhere");
   const std::size_t levels = p.levels.size();
   const cudaStream_t s = stream(lane);
   bool waited = false;
   for (std::size_t q = 0; q < levels; ++q) {
     const std::size_t l = transpose ? q : levels - 1 - q;
-    if (l == 0 && register_leaves) {
+    if ((l == 0 && part == Part::levels) || (l >= 1 && part == Part::leaves)) continue;
+    if (l == 0 && by_register) {
       kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
-                                             tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s, false);
+                                             tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s, false,
+                                             x_in, ld_in);
       continue;
     }
     auto b = p.levels[l];
@@ -324,30 +334,41 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
                               cudaStream_t s) {
   const std::int64_t m = m_, n = n_;
   const int panels = static_cast<int>(panels_.size());
-  const cudaStream_t cs = stream(kCritical), ls = stream(kLookahead), q0 = stream(kQ0), q1 = stream(kQ1);
+  const cudaStream_t cs = stream(kCritical), ss = stream(kSide), ls = stream(kLookahead), q0 = stream(kQ0),
+                     q1 = stream(kQ1);
   const auto first_col = [&](int p) { return p < panels ? panels_[static_cast<std::size_t>(p)].col0 : n; };
   const auto wait = [](cudaStream_t st, const Event& e) { GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(st, e.get(), 0)); };
   forked_.record(s);
-  for (const auto lane : {cs, ls, q0, q1}) wait(lane, forked_);
+  for (const auto lane : {cs, ss, ls, q0, q1}) wait(lane, forked_);
 
   T* w = work_.data();
-  // The first panel is factored straight from A (its V and R land in the work copy); the columns
-  // past it are copied on the look-ahead stream meanwhile. After a narrow first panel (FP32's
-  // remainder, quickly factored) the next panel's columns are copied first, and they are all the
-  // critical stream waits for. One H100, FP32, ms: 110592 × 100 0.908 → 0.894, × 132 1.334 →
-  // 1.319, × 36 unchanged. Split after a 32-wide first panel too: s × 256 3.20 → 3.18 but d × 100
-  // 1.476 → 1.484, so not there. The columns past the next panel's are copied only once the
-  // critical stream has updated the next panel, so that the narrow panel and its update do not
-  // share the memory with that copy; the look-ahead, which needs them, still finishes within the
-  // next panel's factorization. Same card: × 100 0.850 → 0.834, × 132 1.262 → 1.257, the others
-  // even.
+  // The first panel is factored straight from A (its V and R land in the work copy). Its Qᵀ on
+  // the columns past it reads them from A too and writes them to the work copy, where its leaves
+  // run the register apply (every row of those columns passes through a leaf): A is never copied.
+  // One H100, same card, against copying (both with the factorizations split, below), FP32, ms:
+  // 110592 × 100 0.776 → 0.743, × 132 1.188 → 1.134, × 36 0.2375 → 0.2271, × 256 3.104 → 3.011,
+  // 300000 × 100 1.912 → 1.780; FP64 110592 × 100 1.299 → 1.256; × 64 and 8192 rows even.
+  // Otherwise the columns past the first panel are copied on the look-ahead stream meanwhile, and
+  // the critical stream's first update waits for that copy.
+  // When copied, after a narrow first panel (FP32's remainder, quickly factored), the next
+  // panel's columns are copied first, and they are all the critical stream waits for. One H100,
+  // FP32, ms: 110592 × 100 0.908 → 0.894, × 132 1.334 → 1.319, × 36 unchanged. Split after a
+  // 32-wide first panel too: s × 256 3.20 → 3.18 but d × 100 1.476 → 1.484, so not there. The
+  // columns past the next panel's are copied only once the critical stream has updated the next
+  // panel, so that the narrow panel and its update do not share the memory with that copy; the
+  // look-ahead, which needs them, still finishes within the next panel's factorization. Same
+  // card: × 100 0.850 → 0.834, × 132 1.262 → 1.257, the others even.
+  const bool from_a = panels > 1 && register_leaves(panels_.front(), first_col(2) - first_col(1)) &&
+                      (panels == 2 || register_leaves(panels_.front(), n - first_col(2)));
   const auto copy_columns = [&](std::int64_t c0, std::int64_t c1) {
-    if (c0 < c1)
+    if (c0 < c1 && !from_a)
       GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(w + c0 * m, static_cast<std::size_t>(m) * sizeof(T), a + c0 * lda,
                                            static_cast<std::size_t>(lda) * sizeof(T), static_cast<std::size_t>(m) * sizeof(T),
                                            static_cast<std::size_t>(c1 - c0), cudaMemcpyDeviceToDevice, ls));
   };
-  const bool split_copy = panels > 1 && panels_.front().tree.n < kernels::kTsqrMaxWidth;
+  // Where panel 0's applies read columns c… of x: A itself, or the work copy.
+  const auto source = [&](int i, std::int64_t c) -> const T* { return i == 0 && from_a ? a + c * lda : nullptr; };
+  const bool split_copy = !from_a && panels > 1 && panels_.front().tree.n < kernels::kTsqrMaxWidth;
   copy_columns(first_col(1), split_copy ? first_col(2) : n);
   copied_.record(ls);
   // Q's identity a column group at a time, each on its group's stream just before its applies;
@@ -385,9 +406,28 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     // The root's R goes over the panel's top (upper triangle only: the first leaf's V stays
     // below it); the rows above it are the earlier panels' trailing updates, so R is then one
     // copy of the upper triangle.
-    kernels::launch_tsqr_register_factor<T>(i == 0 ? a : panel, i == 0 ? lda : m, panel, m,
-                                            stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
-                                            counters_.data(), panel, m, false, p.tree, cs);
+    // With a panel after it and a tree, the factorization is two launches: the leaves, then the
+    // tree. The next panel's columns and the look-ahead's get the leaves' Qᵀ meanwhile (the side
+    // stream and the look-ahead stream), in the SMs that the tree's few nodes leave idle; their
+    // tree levels follow the tree. A 32-wide panel's tree (14 nodes, then the root) takes about
+    // 50 µs at 110592 rows, and its leaves' apply to the next 32 columns about 40. One H100, same
+    // card, against one launch (both reading A, above), ms: FP32 110592 × 36 / 64 / 100 / 132 /
+    // 256 / 512 0.2325 / 0.4350 / 0.8139 / 1.2209 / 3.166 / 10.77 → 0.2271 / 0.3681 / 0.7426 /
+    // 1.1336 / 3.011 / 10.71, 300000 × 100 1.841 → 1.780, 8192 × 64 / 256 / 512 0.1746 / 0.8421 /
+    // 1.905 → 0.1597 / 0.7424 / 1.654; FP64 110592 × 100 1.367 → 1.256.
+    const bool split = i + 1 < panels && p.tree.levels >= 1;
+    const auto factor = [&](kernels::TsqrFactorPart part) {
+      kernels::launch_tsqr_register_factor<T>(i == 0 ? a : panel, i == 0 ? lda : m, panel, m,
+                                              stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
+                                              counters_.data(), panel, m, false, p.tree, cs, part);
+    };
+    if (split) {
+      factor(kernels::TsqrFactorPart::leaves);
+      leaves_factored_[static_cast<std::size_t>(i)].record(cs);
+      factor(kernels::TsqrFactorPart::tree);
+    } else {
+      factor(kernels::TsqrFactorPart::whole);
+    }
     factored_[static_cast<std::size_t>(i)].record(cs);
     // The next panel's columns on the critical stream, once the look-ahead has brought them up to
     // the panels before this one (or, after the first panel, once they are copied); the columns
@@ -398,9 +438,20 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     // 0.4266 / 0.8368 / 1.2504 / 3.169 → 0.2416 / 0.4178 / 0.8062 / 1.2220 / 3.125, FP64 × 100 1.420
     // → 1.392, × 256 5.815 → 5.717, 8192 × 256 / 512 0.880 / 1.922 → 0.846 / 1.900.
     if (i + 1 < panels) {
-      wait(cs, i >= 1 ? lookahead_done_[static_cast<std::size_t>(i - 1)] : copied_);
-      apply(p, w + p.col0 + first_col(i + 1) * m, m, first_col(i + 2) - first_col(i + 1), true, kCritical,
-            TreeT::keep);
+      const Event& ready = i >= 1 ? lookahead_done_[static_cast<std::size_t>(i - 1)] : copied_;
+      T* const next = w + p.col0 + first_col(i + 1) * m;
+      const std::int64_t next_cols = first_col(i + 2) - first_col(i + 1);
+      if (split) {
+        wait(ss, leaves_factored_[static_cast<std::size_t>(i)]);
+        wait(ss, ready);
+        apply(p, next, m, next_cols, true, kSide, TreeT::keep, Part::leaves, source(i, first_col(i + 1)), lda);
+        next_leaves_[static_cast<std::size_t>(i)].record(ss);
+        wait(cs, next_leaves_[static_cast<std::size_t>(i)]);
+        apply(p, next, m, next_cols, true, kCritical, TreeT::keep, Part::levels);
+      } else {
+        wait(cs, ready);
+        apply(p, next, m, next_cols, true, kCritical, TreeT::keep, Part::all, source(i, first_col(i + 1)), lda);
+      }
       next_updated_[static_cast<std::size_t>(i)].record(cs);
       if (i == 0 && split_copy) {  // the rest of A, now
         wait(ls, next_updated_[0]);
@@ -408,10 +459,19 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
       }
     }
     if (i + 2 < panels) {
-      wait(ls, factored_[static_cast<std::size_t>(i)]);
       // The look-ahead makes its own T: waiting for the kept one (its leaves come first, so it
       // seldom waits) moved FP32 by −0.5% and FP64 110592 × 100 by +1.3%.
-      apply(p, w + p.col0 + first_col(i + 2) * m, m, n - first_col(i + 2), true, kLookahead);
+      T* const rest = w + p.col0 + first_col(i + 2) * m;
+      const std::int64_t rest_cols = n - first_col(i + 2);
+      if (split) {
+        wait(ls, leaves_factored_[static_cast<std::size_t>(i)]);
+        apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::leaves, source(i, first_col(i + 2)), lda);
+        wait(ls, factored_[static_cast<std::size_t>(i)]);
+        apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::levels);
+      } else {
+        wait(ls, factored_[static_cast<std::size_t>(i)]);
+        apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::all, source(i, first_col(i + 2)), lda);
+      }
       lookahead_done_[static_cast<std::size_t>(i)].record(ls);
     }
     if (group + 1 < q_groups_.size() && q_groups_[group].second == i + 1) {

@@ -233,19 +233,17 @@ __device__ __forceinline__ T pick(const T (&row)[N], int j, int shift = 0) {
 __device__ __forceinline__ float reciprocal(float x) { return __frcp_rn(x); }
 __device__ __forceinline__ double reciprocal(double x) { return __drcp_rn(x); }
 
-// Householder QR (geqr2) of the block in x (`rows` valid rows), stored to v_out as geqrf leaves
-// it: R on and above the diagonal of the top rows, each reflector's v below it; taus to tau; x
-// keeps R. Reflector j is applied to the columns past j only, by zeroing τ·w of the others (one
-// select per column, no per-entry test), and column j takes v and β in its owner's registers:
-// x holds V until one coalesced store at the end, instead of a strided store per reflector.
-// The reflector loop runs `unroll` reflectors per pass: fully unrolled, a 32-wide panel's code
-// outgrows the instruction cache and every reflector then waits on instruction fetch. Column j
-// comes from the lanes of its column group (one shuffle per row), picked out of their registers
-// by selects among the pass's candidates instead of a dynamic index (which would put x in local
-// memory).
+// Householder QR (geqr2) of the block in x, left in x as geqrf leaves it (the caller stores it): R
+// on and above the diagonal of the top rows, each reflector's v below it; taus to tau. Reflector j
+// is applied to the columns past j only, by zeroing τ·w of the others (one select per column, no
+// per-entry test), and column j takes v and β in its owner's registers: x holds V until one
+// coalesced store after, instead of a strided store per reflector. The reflector loop runs `unroll`
+// reflectors per pass: fully unrolled, a 32-wide panel's code outgrows the instruction cache and
+// every reflector then waits on instruction fetch. Column j comes from the lanes of its column
+// group (one shuffle per row), picked out of their registers by selects among the pass's candidates
+// instead of a dynamic index (which would put x in local memory).
 template <class S>
-__device__ __forceinline__ void factor_block(typename S::Rows& x, int n, typename S::T* tau, Scratch<S>& s,
-                                             typename S::T* v_out, std::int64_t ldv, int rows) {
+__device__ __forceinline__ void factor_block(typename S::Rows& x, int n, typename S::T* tau, Scratch<S>& s) {
   using T = typename S::T;
   constexpr int R = S::rows_per_thread, C = S::cols, G = S::groups, U = S::unroll, M = C / U;
   const Place<S> at;
@@ -319,7 +317,6 @@ __device__ __forceinline__ void factor_block(typename S::Rows& x, int n, typenam
       if (threadIdx.x == 0) tau[j] = tau_j;
     }
   }
-  store_rows<S>(x, v_out, ldv, rows, n);
 }
 
 // x ← H_0 H_1 … H_{w−1} x (backward: H_{w−1} applied first, as orgqr) or x ← H_{w−1} … H_0 x
@@ -377,10 +374,16 @@ __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTr
   return leaf * tree.m / tree.nodes[0];
 }
 
+// part: TsqrFactorPart as an int; the leaves' launch of a split factorization ends once each leaf
+// has put its R in its parent's stack, and the tree's launch starts from level 1's nodes.
+// A leaf and a node go through the same code (one factor_block call site): as separate inlined
+// copies, a node's ran cold from the instruction cache. ncu on H100s, alone: 110592 × 100's
+// 4-column first panel in one launch 30.5 → 15.1 µs; a 32-wide panel's tree launch (14 nodes, then
+// the root) 78 → 49 µs, its whole factorization in one launch unchanged (~107 µs).
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
-                       T* r, std::int64_t ldr, bool r_zeros_below, const TsqrTreeArgs tree) {
+                       T* r, std::int64_t ldr, bool r_zeros_below, const TsqrTreeArgs tree, int part) {
   using S = FactorShape<T, W, TH>;
   __shared__ Scratch<S> s;
   __shared__ int last;
@@ -388,13 +391,40 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n;
   typename S::Rows x;
 
-  int node = blockIdx.x;
-  const std::int64_t row0 = leaf_row(node, tree);
-  const int leaf_rows = static_cast<int>(leaf_row(node + 1, tree) - row0);
-  load_rows<S, false>(x, a + row0, lda, leaf_rows, n);
-  factor_block<S>(x, n, tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n, s, v + row0, ldv, leaf_rows);
+  // Where a level's block lies: the leaf's rows of A (V over them), or the node's stack (V in
+  // place). Found again for the store after the factorization rather than kept across it, where
+  // the narrow classes (128 registers) spill it.
+  struct Place {
+    const T* in;
+    T* out;
+    std::int64_t ld_in, ld_out;
+    int rows;
+  };
+  const auto place = [&](int level, int node) {
+    if (level == 0) {
+      const std::int64_t row0 = leaf_row(node, tree);
+      return Place{a + row0, v + row0, lda, ldv, static_cast<int>(leaf_row(node + 1, tree) - row0)};
+    }
+    T* const stack = stacks + tree.stack_offset[level] + static_cast<std::int64_t>(node) * stack_ld * n;
+    return Place{stack, stack, stack_ld, stack_ld, min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in) * n};
+  };
 
-  for (int level = 0;; ++level) {
+  int node = blockIdx.x;
+  for (int level = part == static_cast<int>(TsqrFactorPart::tree) ? 1 : 0;; ++level) {
+    {
+      const Place at = place(level, node);
+      // A node's stack past L1: other blocks of this launch wrote it. A leaf's rows of A through
+      // it: past it too, 10⁶ × 10 took 5% longer.
+      if (level == 0)
+        load_rows<S, false>(x, at.in, at.ld_in, at.rows, n);
+      else
+        load_rows<S, true>(x, at.in, at.ld_in, at.rows, n);
+    }
+    factor_block<S>(x, n, tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * n, s);
+    {
+      const Place at = place(level, node);
+      store_rows<S>(x, at.out, at.ld_out, at.rows, n);
+    }
     if (level == tree.levels) {
       store_r<S>(x, r, ldr, n, r_zeros_below);
       return;
@@ -402,6 +432,7 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     const int parent = node / tree.fan_in;
     T* stack = stacks + tree.stack_offset[level + 1] + static_cast<std::int64_t>(parent) * stack_ld * n;
     store_r<S>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
+    if (part == static_cast<int>(TsqrFactorPart::leaves)) return;
     const int kids = min(tree.fan_in, tree.nodes[level] - parent * tree.fan_in);
     // Publish this block's R, then count it in; the last of the node's children factors the node.
     __threadfence();
@@ -416,9 +447,6 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     if (!last) return;
     __threadfence();
     node = parent;
-    load_rows<S, true>(x, stack, stack_ld, kids * n, n);
-    factor_block<S>(x, n, tau + tree.tau_offset[level + 1] + static_cast<std::int64_t>(node) * n, s, stack, stack_ld,
-                    kids * n);
   }
 }
 
@@ -472,15 +500,18 @@ __global__ void __launch_bounds__(TH, (form_q_groups_at<T>(W) > 1 ? 2 * 256 / TH
 // scattered back in place, so the root's output lands in the panel's top w rows.
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
-    caqr_apply_leaves_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, int cols,
-                             const TsqrTreeArgs tree, bool forward) {
+    caqr_apply_leaves_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, const T* x_in,
+                             std::int64_t ld_in, int cols, const TsqrTreeArgs tree, bool forward) {
   using S = ApplyShape<T, W, TH>;
   __shared__ Scratch<S> s;
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0);
   const auto tile = [&] { return x + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ldx; };
   const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
   typename S::Rows r;
-  load_rows<S, false>(r, tile(), ldx, rows(), xc);
+  if (x_in != nullptr)
+    load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in, rows(), xc);
+  else
+    load_rows<S, false>(r, tile(), ldx, rows(), xc);
   apply_block<S>(r, v + leaf_row(node, tree), ldv, rows(), tree.n,
                  tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n, s, forward);
   // The tile's place is evaluated again rather than kept across the reflector loop, where it
@@ -588,13 +619,17 @@ int tsqr_register_block_rows(int width, int threads) {
 template <class T>
 void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
                                  unsigned* counters, T* r, std::int64_t ldr, bool r_zeros_below,
-                                 const TsqrTreeArgs& tree, cudaStream_t stream) {
+                                 const TsqrTreeArgs& tree, cudaStream_t stream, TsqrFactorPart part) {
   check_tree<T>(tree);
-  const dim3 grid(static_cast<unsigned>(tree.nodes[0]));
+  if (tree.levels == 0 && part != TsqrFactorPart::whole) {  // the one leaf is the root
+    if (part == TsqrFactorPart::tree) return;
+    part = TsqrFactorPart::whole;
+  }
+  const dim3 grid(static_cast<unsigned>(tree.nodes[part == TsqrFactorPart::tree ? 1 : 0]));
   with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
     constexpr int W = decltype(w)::value, TH = decltype(th)::value;
     tsqr_factor_kernel<T, W, TH><<<grid, TH, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below,
-                                                          tree);
+                                                          tree, static_cast<int>(part));
   });
   GPUFACT_CHECK_LAUNCH();
 }
@@ -616,16 +651,18 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
-                                bool with_tree) {
+                                bool with_tree, const T* x_in, std::int64_t ld_in) {
   check_tree<T>(tree);
+  if (x_in != nullptr && with_tree)
+    throw std::invalid_argument("register CAQR: x read from elsewhere (x_in) takes the leaves alone (with_tree false)");
   if (cols <= 0) return;
   const int w = tsqr_register_width(tree.n);
   const unsigned tiles = static_cast<unsigned>((cols + w - 1) / w);
   if (tiles > 65535) throw std::invalid_argument("register CAQR: " + std::to_string(cols) + " columns is too many tiles");
   const int c = static_cast<int>(cols);
   auto leaves = [&](auto kernel, int threads, unsigned col_tiles) {
-    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, c, tree,
-                                                                                          transpose);
+    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, x_in,
+                                                                                          ld_in, c, tree, transpose);
     GPUFACT_CHECK_LAUNCH();
   };
   auto level = [&](auto kernel, int threads, int l) {
@@ -669,11 +706,13 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
 #define GPUFACT_INSTANTIATE(T)                                                                                     \
   template int tsqr_register_block_rows<T>(int, int);                                                                  \
   template void launch_tsqr_register_factor<T>(const T*, std::int64_t, T*, std::int64_t, T*, T*, unsigned*, T*,    \
-                                               std::int64_t, bool, const TsqrTreeArgs&, cudaStream_t);            \
+                                               std::int64_t, bool, const TsqrTreeArgs&, cudaStream_t,             \
+                                               TsqrFactorPart);                                                   \
   template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \
                                                const TsqrTreeArgs&, cudaStream_t);                  \
   template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
-                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t, bool);
+                                              std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t, bool, const T*, \
+                                              std::int64_t);
 GPUFACT_INSTANTIATE(float)
 GPUFACT_INSTANTIATE(double)
 #undef GPUFACT_INSTANTIATE

@@ -55,10 +55,17 @@ int tsqr_register_block_rows(int width, int threads);
 // the upper triangle only, keeping the first leaf's V below it. `counters` (one per tree node
 // above the leaves, tsqr_tree_sizes' count) must be zero; the launch leaves them zero, so they
 // are zeroed once, when allocated, and no launch needs a memset before it.
+//
+// part splits the factorization in two launches: `leaves` factors the leaves and puts their R's in
+// the level-1 stacks; `tree` then factors the tree from level 1 up. Between them the leaves' V is
+// final, so whatever needs only the leaves (CAQR's leaf applies) can run beside the tree. A tree
+// of no levels is factored whole by `leaves`, and `tree` launches nothing.
+enum class TsqrFactorPart : int { whole, leaves, tree };
 template <class T>
 void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau,
                                  unsigned* counters, T* r, std::int64_t ldr, bool r_zeros_below,
-                                 const TsqrTreeArgs& tree, cudaStream_t stream);
+                                 const TsqrTreeArgs& tree, cudaStream_t stream,
+                                 TsqrFactorPart part = TsqrFactorPart::whole);
 
 // Q (m × n, ldq ≥ m) ← the first n columns of the orthogonal factor of the last factor call,
 // applying the tree top-down (one launch per level) to the identity. q_stacks: workspace the size
@@ -75,9 +82,12 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 // with_tree false: the leaves alone (the caller applies the tree's levels, after the leaves for
 // Qᵀ and before them for Q), in column tiles of the narrowest class that holds `cols` (FP64: of at
 // most 16 columns) where a 128-thread block of it holds a leaf's rows, else of the panel's width.
+// x_in (leaves alone): the leaves read x's entries from x_in (ld_in) and write them to x, so that
+// CAQR's first panel applies straight from A into its work copy, which every row of the leaves
+// covers; std::invalid_argument with the tree.
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
-                                bool with_tree = true);
+                                bool with_tree = true, const T* x_in = nullptr, std::int64_t ld_in = 0);
 
 }  // namespace gpufact::kernels
