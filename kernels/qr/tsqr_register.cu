@@ -377,9 +377,10 @@ __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTr
 // part: TsqrFactorPart as an int; the leaves' launch of a split factorization ends once each leaf
 // has put its R in its parent's stack, and the tree's launch starts from level 1's nodes.
 // A leaf and a node go through the same code (one factor_block call site): as separate inlined
-// copies, a node's ran cold from the instruction cache. ncu on H100s, alone: 110592 × 100's
-// 4-column first panel in one launch 30.5 → 15.1 µs; a 32-wide panel's tree launch (14 nodes, then
-// the root) 78 → 49 µs, its whole factorization in one launch unchanged (~107 µs).
+// copies, a node's ran cold from the instruction cache, most likely (fetch stalls not measured).
+// ncu on H100s, alone: 110592 × 100's 4-column first panel in one launch 30.5 → 15.1 µs; a
+// 32-wide panel's tree launch (14 nodes, then the root) 78 → 49 µs, its whole factorization in
+// one launch unchanged (~107 µs).
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
