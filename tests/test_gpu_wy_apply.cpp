@@ -137,7 +137,7 @@ TYPED_TEST(GpuWyApply, ResidentMatchesTheColumnwiseApply) {
     const auto b = this->fixed_blocks(panel.data(), tau.data(), cs.m, cs.rows, cs.k);
     if constexpr (sizeof(T) == 8) {
       EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, resident).empty());
-      EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, kernels::WyApplyKernel::resident_3xtf32).empty());
+      EXPECT_FALSE(kernels::wy_apply_kernel_problem(b, tf32x3).empty());
       DeviceBuffer<T> t(static_cast<std::size_t>(blocks * kernels::wy_t_entries(cs.k))), c(1);
       if (cs.k > kernels::wy_max_reflectors<T>()) {
         EXPECT_THROW(kernels::launch_wy_larft<T>(b, t.data(), this->stream_), std::invalid_argument);

@@ -361,7 +361,7 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   const bool from_a = panels > 1 && register_leaves(panels_.front(), first_col(2) - first_col(1)) &&
                       (panels == 2 || register_leaves(panels_.front(), n - first_col(2)));
   const auto copy_columns = [&](std::int64_t c0, std::int64_t c1) {
-    if (c0 < c1 && !from_a)
+    if (c0 < c1)
       GPUFACT_CUDA_CHECK(cudaMemcpy2DAsync(w + c0 * m, static_cast<std::size_t>(m) * sizeof(T), a + c0 * lda,
                                            static_cast<std::size_t>(lda) * sizeof(T), static_cast<std::size_t>(m) * sizeof(T),
                                            static_cast<std::size_t>(c1 - c0), cudaMemcpyDeviceToDevice, ls));
@@ -369,7 +369,7 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   // Where panel 0's applies read columns c… of x: A itself, or the work copy.
   const auto source = [&](int i, std::int64_t c) -> const T* { return i == 0 && from_a ? a + c * lda : nullptr; };
   const bool split_copy = !from_a && panels > 1 && panels_.front().tree.n < kernels::kTsqrMaxWidth;
-  copy_columns(first_col(1), split_copy ? first_col(2) : n);
+  if (!from_a) copy_columns(first_col(1), split_copy ? first_col(2) : n);
   copied_.record(ls);
   // Q's identity a column group at a time, each on its group's stream just before its applies;
   // the tail's (on the critical stream at the end) after the first group. One memset of all of

@@ -503,16 +503,14 @@ template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     caqr_apply_leaves_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, const T* x_in,
                              std::int64_t ld_in, int cols, const TsqrTreeArgs tree, bool forward) {
+  // x_in: where x's entries are read (x itself for an apply in place).
   using S = ApplyShape<T, W, TH>;
   __shared__ Scratch<S> s;
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0);
   const auto tile = [&] { return x + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ldx; };
   const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
   typename S::Rows r;
-  if (x_in != nullptr)
-    load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in, rows(), xc);
-  else
-    load_rows<S, false>(r, tile(), ldx, rows(), xc);
+  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in, rows(), xc);
   apply_block<S>(r, v + leaf_row(node, tree), ldv, rows(), tree.n,
                  tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n, s, forward);
   // The tile's place is evaluated again rather than kept across the reflector loop, where it
@@ -661,9 +659,11 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   const unsigned tiles = static_cast<unsigned>((cols + w - 1) / w);
   if (tiles > 65535) throw std::invalid_argument("register CAQR: " + std::to_string(cols) + " columns is too many tiles");
   const int c = static_cast<int>(cols);
+  const T* const src = x_in != nullptr ? x_in : x;
+  const std::int64_t ld_src = x_in != nullptr ? ld_in : ldx;
   auto leaves = [&](auto kernel, int threads, unsigned col_tiles) {
-    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, x_in,
-                                                                                          ld_in, c, tree, transpose);
+    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, src,
+                                                                                          ld_src, c, tree, transpose);
     GPUFACT_CHECK_LAUNCH();
   };
   auto level = [&](auto kernel, int threads, int l) {

@@ -700,9 +700,10 @@ struct ResidentRank1 {
 // parts are below 2⁻²¹ relative, against FP32's 2⁻²⁴ per rounding; the accumulation inside the
 // tensor core adds its own, so long chains of it are avoided (tc_gram). Measured on an H100
 // against the columnwise FFMA apply: at most 48 ε, the FFMA resident kernel 40 ε
-// (test_gpu_wy_apply). Finite x within 2⁻¹² of FLT_MAX would round to infinity. cvt.rna.tf32.f32 for big ran the whole kernel at 31% of the FMA peak against 44%: the
-// conversions were the bottleneck. The flop count stays the FP32 one, so the rate compares with
-// the FMA peak like the FFMA kernel's.
+// (test_gpu_wy_apply). Finite x within 2⁻¹² of FLT_MAX would round to infinity. cvt.rna.tf32.f32
+// for big ran the whole kernel at 31% of the FMA peak against 44%: the conversions were the
+// bottleneck. The flop count stays the FP32 one, so the rate compares with the FMA peak like the
+// FFMA kernel's.
 __device__ __forceinline__ void split_tf32(float x, std::uint32_t& big, std::uint32_t& small) {
   big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
   small = __float_as_uint(x - __uint_as_float(big));
@@ -1080,6 +1081,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       issue();
 
       if constexpr (kTf32x3) {
+        // C is the accumulator here, so the tensor cores' truncating sums shrink its entries by a
+        // few units of 2⁻²⁴ per apply: fine for one apply (48 ε above), but applies chained on the
+        // same columns compound it (CAQR's Q reached ‖I − QᵀQ‖ = 7.6 √n ε with a leaf apply built
+        // this way, results/nvidia-h100/leaf-apply-3xtf32-tried), so CAQR does not use this kernel.
         // Phase 3 on the tensor cores, C += V·(−Y): this warp's rows 32·warp …, the sum over l
         // permuted so that columns l0 + 2t and l0 + 2t + 1 of V are k = t and t + 4 of the step at
         // l0 (each a 16-byte load of rows 4g … 4g + 3, both fragments' rows); Y's entries of rows
