@@ -1,6 +1,7 @@
 #include "kernels/qr/tsqr_register.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/cp_async.cuh"
 #include "kernels/common/vec16.cuh"
 #include "kernels/common/warp_butterfly.cuh"
 
@@ -39,7 +40,8 @@ constexpr int factor_groups_at(int w) { return w == 32 ? 4 : 1; }
 // scalars to shrink, while in four groups every lane loads each reflector row its group shares,
 // and CAQR's 32-wide FP32 leaf apply took 145 registers (one block per SM instead of two):
 // measured on the H200 at 8192 × 32 and 110592 × 32, that apply ran 15% and 24% slower, form_q
-// 6% slower and 9% faster.
+// 6% slower and 9% faster. (CAQR's FP32 32-wide leaf apply now runs in four groups after all,
+// with V staged in shared memory: caqr_apply_leaves_staged_kernel.)
 constexpr int kApplyGroups = 1;
 // A TSQR's explicit Q (tsqr_form_q_kernel) is the exception at 32 wide in FP32: in two groups of
 // 16 columns (4 rows a thread) the column sums' butterfly takes 15 shuffles instead of 31 and the
@@ -518,6 +520,120 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   store_rows<S>(r, tile(), ldx, rows(), xc);
 }
 
+// CAQR's FP32 32-wide leaf apply, with the leaf's V and τ staged in shared memory. Four lanes
+// share a row slot and take 8 columns each (8 rows a thread), as in the factor, so a reflector's
+// column sums take a butterfly of 7 shuffles a warp instead of 31, and a step reads its
+// reflector's rows from shared memory through a pointer walked along the columns: no tests (V is
+// staged unit lower trapezoidal, zeros past the leaf's rows) and no L2 wait. A step is about 205
+// instructions a warp against 330 in caqr_apply_leaves_kernel. An SM holding two of the 216
+// leaves at 110592 rows is issue-bound, so the fewer instructions pay. Measured on one H100 (same
+// card, interleaved): a Q tail apply 40.0 → 35.4 µs alone on the timeline; CAQR s 110592 × 100
+// 0.741 → 0.708 ms, × 256 3.025 → 2.777, 300000 × 100 1.798 → 1.666. Staged all at once before the
+// first step, with a branch and an L2 wait per entry in the staging loop, the same layout was no
+// faster (40.0 µs).
+template <class T, int W, int TH>
+using StagedShape = Shape<T, W, TH, 4>;
+
+__device__ const float kUnitFloat = 1.0f;
+__device__ const double kUnitDouble = 1.0;
+template <class T>
+__device__ __forceinline__ const T* unit() {
+  if constexpr (sizeof(T) == 4)
+    return &kUnitFloat;
+  else
+    return &kUnitDouble;
+}
+
+template <class T, int W, int TH>
+constexpr std::size_t staged_bytes() {
+  return sizeof(T) * StagedShape<T, W, TH>::block_rows * W;
+}
+
+template <class T, int W, int TH, bool Forward>
+__global__ void __launch_bounds__(TH, 2 * 256 / TH)
+    caqr_apply_leaves_staged_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, const T* x_in,
+                                    std::int64_t ld_in, int cols, const TsqrTreeArgs tree,
+                                    bool /* forward: Forward, the launchers' common signature */) {
+  using S = StagedShape<T, W, TH>;
+  constexpr int B = S::block_rows;
+  extern __shared__ __align__(16) unsigned char staged[];
+  T* const sv = reinterpret_cast<T*>(staged);
+  __shared__ Scratch<S> s;
+  const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), n = tree.n;
+  const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
+  typename S::Rows r;
+  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in, rows(), xc);
+  // V's columns in groups of kGroup, in the order the steps take them (column 0 first for Qᵀ, the
+  // last first for Q), each group one cp.async group (zeros where not read, the diagonal's ones
+  // from a constant in global memory, so no branch per entry): the steps start once the first
+  // group has landed, and the others land meanwhile.
+  constexpr int kGroup = 8, kGroups = W / kGroup;
+  static_assert(B == 2 * TH && W <= TH && W % kGroup == 0, "two rows of a column per thread, whole groups");
+  __shared__ T taus[W];
+  const T* const node_tau = tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n;
+  if (static_cast<int>(threadIdx.x) < n) taus[threadIdx.x] = node_tau[threadIdx.x];
+  {
+    // Rows t and t + TH of each column: only the first can reach the diagonal.
+    const int t = static_cast<int>(threadIdx.x), m = rows();
+    const T* const lo = v + leaf_row(node, tree) + t;
+    const T* const hi = lo + TH;
+    const bool hi_in = t + TH < m;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+#pragma unroll
+      for (int u = 0; u < kGroup; ++u) {
+        const int j = Forward ? g * kGroup + u : W - 1 - g * kGroup - u;
+        if (j < n) {
+          const std::int64_t column = static_cast<std::int64_t>(j) * ldv;
+          const bool lo_in = t > j && t < m;
+          cp_async_entry(sv + j * B + t, t == j ? unit<T>() : lo + (lo_in ? column : 0), lo_in || t == j);
+          cp_async_entry(sv + j * B + TH + t, hi + (hi_in ? column : 0), hi_in);
+        }
+      }
+      cp_async_commit();
+    }
+  }
+  constexpr int R = S::rows_per_thread, C = S::cols;
+  const Place<S> at;
+  const T* vcol = sv + (Forward ? 0 : n - 1) * B + at.slot;  // this thread's first row of the step's reflector
+  const T* tcol = taus + (Forward ? 0 : n - 1);
+  int landed = 0;  // groups waited for
+#pragma unroll 1
+  for (int step = 0; step < n; ++step) {
+    // The step's column lies in group `needed` (the groups are counted from column W − 1 for Q).
+    const int needed = (Forward ? step : W - n + step) / kGroup;
+    if (needed >= landed) {
+      static_assert(kGroups == 4, "the waits below");
+      switch (needed) {
+        case 0: cp_async_wait<3>(); break;
+        case 1: cp_async_wait<2>(); break;
+        case 2: cp_async_wait<1>(); break;
+        default: cp_async_wait<0>(); break;
+      }
+      __syncthreads();
+      landed = needed + 1;
+    }
+    T vr[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) vr[i] = vcol[i * S::slots];
+    T p[C];
+    column_products<S>(r, vr, p);
+    T tot[C];
+    load_vec<T, C>(block_column_totals<S>(p, s, step & 1) + at.col(0), tot);
+    const T tau_j = *tcol;
+    T tw[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) tw[k] = tau_j * tot[k];
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int k = 0; k < C; ++k) r[i][k] -= vr[i] * tw[k];
+    vcol += Forward ? B : -B;
+    tcol += Forward ? 1 : -1;
+  }
+  store_rows<S>(r, x + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ldx, ldx, rows(), xc);
+}
+
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     caqr_apply_tree_kernel(const T* stacks, const T* tau, T* x, std::int64_t ldx, int cols, const TsqrTreeArgs tree,
@@ -661,9 +777,9 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   const int c = static_cast<int>(cols);
   const T* const src = x_in != nullptr ? x_in : x;
   const std::int64_t ld_src = x_in != nullptr ? ld_in : ldx;
-  auto leaves = [&](auto kernel, int threads, unsigned col_tiles) {
-    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, 0, stream>>>(v, ldv, tau, x, ldx, src,
-                                                                                          ld_src, c, tree, transpose);
+  auto leaves = [&](auto kernel, int threads, unsigned col_tiles, std::size_t shared = 0) {
+    kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, shared, stream>>>(
+        v, ldv, tau, x, ldx, src, ld_src, c, tree, transpose);
     GPUFACT_CHECK_LAUNCH();
   };
   auto level = [&](auto kernel, int threads, int l) {
@@ -672,13 +788,13 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
     GPUFACT_CHECK_LAUNCH();
   };
   const int levels = with_tree ? tree.levels : 0;
-  auto run = [&](auto leaf_kernel, auto tree_kernel, int threads) {
+  auto run = [&](auto leaf_kernel, auto tree_kernel, int threads, std::size_t leaf_shared) {
     if (transpose) {  // Qᵀ: the leaves first, then the tree bottom-up
-      leaves(leaf_kernel, threads, tiles);
+      leaves(leaf_kernel, threads, tiles, leaf_shared);
       for (int l = 1; l <= levels; ++l) level(tree_kernel, threads, l);
     } else {  // Q: the tree top-down, then the leaves
       for (int l = levels; l >= 1; --l) level(tree_kernel, threads, l);
-      leaves(leaf_kernel, threads, tiles);
+      leaves(leaf_kernel, threads, tiles, leaf_shared);
     }
   };
   // Columns narrower than the panel: the leaves by a narrower column class at 128 threads when its
@@ -700,7 +816,25 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   }
   with_class(w, tree.threads, [&](auto cw, auto th) {
     constexpr int W = decltype(cw)::value, TH = decltype(th)::value;
-    run(caqr_apply_leaves_kernel<T, W, TH>, caqr_apply_tree_kernel<T, W, TH>, TH);
+    if constexpr (std::is_same_v<T, float> && W == 32) {
+      static_assert(StagedShape<T, W, TH>::block_rows == ApplyShape<T, W, TH>::block_rows,
+                    "the staged apply takes the leaves the factor makes");
+      constexpr std::size_t bytes = staged_bytes<T, W, TH>();
+      static const bool attribute_set = [] {
+        for (const void* kernel : {reinterpret_cast<const void*>(caqr_apply_leaves_staged_kernel<T, W, TH, true>),
+                                   reinterpret_cast<const void*>(caqr_apply_leaves_staged_kernel<T, W, TH, false>)})
+          GPUFACT_CUDA_CHECK(
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+        return true;
+      }();
+      (void)attribute_set;
+      if (transpose)
+        run(caqr_apply_leaves_staged_kernel<T, W, TH, true>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
+      else
+        run(caqr_apply_leaves_staged_kernel<T, W, TH, false>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
+    } else {
+      run(caqr_apply_leaves_kernel<T, W, TH>, caqr_apply_tree_kernel<T, W, TH>, TH, 0);
+    }
   });
 }
 
