@@ -1,6 +1,7 @@
 #include "kernels/qr/tsqr_register.cuh"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 #include "kernels/common/cp_async.cuh"
 #include "kernels/common/vec16.cuh"
 #include "kernels/common/warp_butterfly.cuh"
@@ -383,8 +384,9 @@ __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTr
 // ncu on H100s, alone: 110592 × 100's 4-column first panel in one launch 30.5 → 15.1 µs; a
 // 32-wide panel's tree launch (14 nodes, then the root) 78 → 49 µs, its whole factorization in
 // one launch unchanged (~107 µs).
-template <class T, int W, int TH>
-__global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
+// MB: blocks per SM the registers must allow (see launch_tsqr_register_factor).
+template <class T, int W, int TH, int MB = min_blocks<T, W, TH>()>
+__global__ void __launch_bounds__(TH, MB)
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
                        T* r, std::int64_t ldr, bool r_zeros_below, const TsqrTreeArgs tree, int part) {
   using S = FactorShape<T, W, TH>;
@@ -743,6 +745,21 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
   const dim3 grid(static_cast<unsigned>(tree.nodes[part == TsqrFactorPart::tree ? 1 : 0]));
   with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
     constexpr int W = decltype(w)::value, TH = decltype(th)::value;
+    // A 32-wide FP32 block takes 186 registers, one block per SM. Where a leaves-only launch has
+    // more leaves than SMs, it runs an instance held to 128 registers (two blocks per SM, a few
+    // spills once per 8 reflectors) in one wave instead of two. Measured on one H100: a 32-wide
+    // panel's 216 leaves at 110592 rows 60 → 52 µs; CAQR s 110592 × 100 0.715 → 0.706 ms, × 64
+    // 0.357 → 0.347, 300000 × 100 1.673 → 1.632. The tree's nodes (a latency-bound chain on a few
+    // SMs) ran slower held to 128 registers (two levels 61 → 64 and 70 → 81 µs), and so did a
+    // whole panel in one launch (112 → 140 µs at 110592 × 100), so those keep the 186.
+    if constexpr (sizeof(T) == 4 && W == 32) {
+      if (part == TsqrFactorPart::leaves && tree.nodes[0] > current_device_sm_count()) {
+        tsqr_factor_kernel<T, W, TH, 2 * 256 / TH><<<grid, TH, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r,
+                                                                          ldr, r_zeros_below, tree,
+                                                                          static_cast<int>(part));
+        return;
+      }
+    }
     tsqr_factor_kernel<T, W, TH><<<grid, TH, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below,
                                                           tree, static_cast<int>(part));
   });
