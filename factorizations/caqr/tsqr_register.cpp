@@ -415,7 +415,12 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     // 256 / 512 0.2325 / 0.4350 / 0.8139 / 1.2209 / 3.166 / 10.77 → 0.2271 / 0.3681 / 0.7426 /
     // 1.1336 / 3.011 / 10.71, 300000 × 100 1.841 → 1.780, 8192 × 64 / 256 / 512 0.1746 / 0.8421 /
     // 1.905 → 0.1597 / 0.7424 / 1.654; FP64 110592 × 100 1.367 → 1.256.
-    const bool split = i + 1 < panels && p.tree.levels >= 1;
+    // FP32 splits the last panel too: its leaves then run two blocks per SM where they outnumber
+    // the SMs (launch_tsqr_register_factor), and Q's groups get the SMs that the tree leaves idle.
+    // One H100, same card, against one launch, ms: 110592 × 32 / 36 / 64 / 100 0.1650 / 0.2203 /
+    // 0.3476 / 0.7049 → 0.1549 / 0.2115 / 0.3428 / 0.7002, 300000 × 100 1.628 → 1.612; 8192 rows
+    // unchanged. FP64 110592 × 100 lost (1.279 → 1.284), so keeps one launch.
+    const bool split = (i + 1 < panels || sizeof(T) == 4) && p.tree.levels >= 1;
     const auto factor = [&](kernels::TsqrFactorPart part) {
       kernels::launch_tsqr_register_factor<T>(i == 0 ? a : panel, i == 0 ? lda : m, panel, m,
                                               stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
