@@ -343,6 +343,19 @@ __device__ __forceinline__ void factor_block(typename S::Rows& x, int n, typenam
   }
 }
 
+// x ← x − v·(τ·w)ᵀ over this thread's rows and columns: a reflector applied, w its column sums.
+template <class S>
+__device__ __forceinline__ void reflect_rows(typename S::Rows& x, const typename S::T (&v)[S::rows_per_thread],
+                                             typename S::T tau, const typename S::T (&w)[S::cols]) {
+  typename S::T tw[S::cols];
+#pragma unroll
+  for (int k = 0; k < S::cols; ++k) tw[k] = tau * w[k];
+#pragma unroll
+  for (int i = 0; i < S::rows_per_thread; ++i)
+#pragma unroll
+    for (int k = 0; k < S::cols; ++k) x[i][k] -= v[i] * tw[k];
+}
+
 // x ← H_0 H_1 … H_{w−1} x (backward: H_{w−1} applied first, as orgqr) or x ← H_{w−1} … H_0 x
 // (forward: Qᵀx), with the block's w reflectors (v below the diagonal of `v`, `rows` rows). All W
 // columns of x are transformed; those past the caller's tile are zero and stay zero. TauOnV
@@ -383,13 +396,7 @@ __device__ __forceinline__ void apply_block(typename S::Rows& x, const typename 
         for (int k = 0; k < C; ++k) x[i][k] -= tv * tot[k];
       }
     } else {
-      T tw[C];
-#pragma unroll
-      for (int k = 0; k < C; ++k) tw[k] = tau_j * tot[k];
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int k = 0; k < C; ++k) x[i][k] -= vr[i] * tw[k];
+      reflect_rows<S>(x, vr, tau_j, tot);
     }
   }
 }
@@ -643,14 +650,7 @@ __global__ void __launch_bounds__(TH, 2 * 256 / TH)
     column_products<S>(r, vr, p);
     T tot[C];
     load_vec<T, C>(block_column_totals<S>(p, s, step & 1) + at.col(0), tot);
-    const T tau_j = *tcol;
-    T tw[C];
-#pragma unroll
-    for (int k = 0; k < C; ++k) tw[k] = tau_j * tot[k];
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-#pragma unroll
-      for (int k = 0; k < C; ++k) r[i][k] -= vr[i] * tw[k];
+    reflect_rows<S>(r, vr, *tcol, tot);
     vcol += Forward ? B : -B;
     tcol += Forward ? 1 : -1;
   }
