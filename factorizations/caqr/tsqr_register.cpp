@@ -147,6 +147,22 @@ std::vector<kernels::WyBlocks<T>> tsqr_wy_levels(const kernels::TsqrTreeArgs& tr
   return levels;
 }
 
+namespace {
+// Whether a register TSQR is factored in two launches, the leaves and then the tree: wherever
+// other work runs beside the tree (CAQR's panels with a panel after them), and in FP32 wherever
+// there is a tree, since 32-wide leaves that outnumber the SMs then run two per SM
+// (launch_tsqr_register_factor) and other streams get the SMs that the tree's few nodes leave idle.
+// One H100, same card, against one launch, ms: tsqr_register 110592 × 16 / 32 0.0747 / 0.1756 →
+// 0.0730 / 0.1665, 300000 × 10 / 32 0.0695 / 0.3717 → 0.0687 / 0.3447, 10⁶ × 10 0.1346 → 0.1328;
+// CAQR's last panel, 110592 × 32 / 36 / 64 / 100 0.1650 / 0.2203 / 0.3476 / 0.7049 → 0.1549 /
+// 0.2115 / 0.3428 / 0.7002, 300000 × 100 1.628 → 1.612, 8192 rows unchanged. FP64's last panel
+// lost (110592 × 100 1.279 → 1.284), so FP64 keeps one launch where nothing runs beside the tree.
+template <class T>
+bool factor_in_two_launches(const kernels::TsqrTreeArgs& tree, bool work_beside_tree) {
+  return tree.levels >= 1 && (work_beside_tree || sizeof(T) == 4);
+}
+}  // namespace
+
 template <class T>
 TsqrRegisterPlan<T>::TsqrRegisterPlan(std::int64_t m, std::int64_t n) : tree_(tree_for<T>(m, n)) {
   const auto sizes = tsqr_tree_sizes(tree_);
@@ -169,11 +185,7 @@ void TsqrRegisterPlan<T>::factor(const T* a, std::int64_t lda, T* r, std::int64_
     kernels::launch_tsqr_register_factor<T>(a, lda, v_.data(), tree_.m, stacks_.data(), tau_.data(), counters_.data(),
                                             r, ldr, true, tree_, s, part);
   };
-  // FP32: the leaves, then the tree, as CAQR's panels (CaqrRegisterPlan::run): 32-wide leaves that
-  // outnumber the SMs then run two per SM. One H100, same card, against one launch, ms: 110592 ×
-  // 16 / 32 0.0747 / 0.1756 → 0.0730 / 0.1665, 300000 × 10 / 32 0.0695 / 0.3717 → 0.0687 / 0.3447,
-  // 10⁶ × 10 0.1346 → 0.1328.
-  if (sizeof(T) == 4 && tree_.levels >= 1) {
+  if (factor_in_two_launches<T>(tree_, false)) {
     launch(kernels::TsqrFactorPart::leaves);
     launch(kernels::TsqrFactorPart::tree);
   } else {
@@ -413,7 +425,8 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   };
   std::size_t group = 0;
   for (int i = 0; i < panels; ++i) {
-    const auto& p = panels_[static_cast<std::size_t>(i)];
+    const std::size_t pi = static_cast<std::size_t>(i);
+    const auto& p = panels_[pi];
     T* panel = w + p.col0 + p.col0 * m;
     // The root's R goes over the panel's top (upper triangle only: the first leaf's V stays
     // below it); the rows above it are the earlier panels' trailing updates, so R is then one
@@ -427,12 +440,8 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     // 256 / 512 0.2325 / 0.4350 / 0.8139 / 1.2209 / 3.166 / 10.77 → 0.2271 / 0.3681 / 0.7426 /
     // 1.1336 / 3.011 / 10.71, 300000 × 100 1.841 → 1.780, 8192 × 64 / 256 / 512 0.1746 / 0.8421 /
     // 1.905 → 0.1597 / 0.7424 / 1.654; FP64 110592 × 100 1.367 → 1.256.
-    // FP32 splits the last panel too: its leaves then run two blocks per SM where they outnumber
-    // the SMs (launch_tsqr_register_factor), and Q's groups get the SMs that the tree leaves idle.
-    // One H100, same card, against one launch, ms: 110592 × 32 / 36 / 64 / 100 0.1650 / 0.2203 /
-    // 0.3476 / 0.7049 → 0.1549 / 0.2115 / 0.3428 / 0.7002, 300000 × 100 1.628 → 1.612; 8192 rows
-    // unchanged. FP64 110592 × 100 lost (1.279 → 1.284), so keeps one launch.
-    const bool split = (i + 1 < panels || sizeof(T) == 4) && p.tree.levels >= 1;
+    // FP32 splits the last panel too (factor_in_two_launches).
+    const bool split = factor_in_two_launches<T>(p.tree, i + 1 < panels);
     const auto factor = [&](kernels::TsqrFactorPart part) {
       kernels::launch_tsqr_register_factor<T>(i == 0 ? a : panel, i == 0 ? lda : m, panel, m,
                                               stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
@@ -440,12 +449,12 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     };
     if (split) {
       factor(kernels::TsqrFactorPart::leaves);
-      leaves_factored_[static_cast<std::size_t>(i)].record(cs);
+      leaves_factored_[pi].record(cs);
       factor(kernels::TsqrFactorPart::tree);
     } else {
       factor(kernels::TsqrFactorPart::whole);
     }
-    factored_[static_cast<std::size_t>(i)].record(cs);
+    factored_[pi].record(cs);
     // The next panel's columns on the critical stream, once the look-ahead has brought them up to
     // the panels before this one (or, after the first panel, once they are copied); the columns
     // past them on the look-ahead stream.
@@ -458,18 +467,18 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
       const Event& ready = i >= 1 ? lookahead_done_[static_cast<std::size_t>(i - 1)] : copied_;
       T* const next = w + p.col0 + first_col(i + 1) * m;
       const std::int64_t next_cols = first_col(i + 2) - first_col(i + 1);
+      // The leaves' Qᵀ on the side stream where the factorization is split (beside the tree),
+      // else after it on the critical stream; the tree levels' on the critical stream.
+      const Lane leaf_lane = split ? kSide : kCritical;
+      wait(stream(leaf_lane), split ? leaves_factored_[pi] : factored_[pi]);
+      wait(stream(leaf_lane), ready);
+      apply(p, next, m, next_cols, true, leaf_lane, TreeT::keep, Part::leaves, source(i, first_col(i + 1)), lda);
       if (split) {
-        wait(ss, leaves_factored_[static_cast<std::size_t>(i)]);
-        wait(ss, ready);
-        apply(p, next, m, next_cols, true, kSide, TreeT::keep, Part::leaves, source(i, first_col(i + 1)), lda);
-        next_leaves_[static_cast<std::size_t>(i)].record(ss);
-        wait(cs, next_leaves_[static_cast<std::size_t>(i)]);
-        apply(p, next, m, next_cols, true, kCritical, TreeT::keep, Part::levels);
-      } else {
-        wait(cs, ready);
-        apply(p, next, m, next_cols, true, kCritical, TreeT::keep, Part::all, source(i, first_col(i + 1)), lda);
+        next_leaves_[pi].record(ss);
+        wait(cs, next_leaves_[pi]);
       }
-      next_updated_[static_cast<std::size_t>(i)].record(cs);
+      apply(p, next, m, next_cols, true, kCritical, TreeT::keep, Part::levels);
+      next_updated_[pi].record(cs);
       if (i == 0 && split_copy) {  // the rest of A, now
         wait(ls, next_updated_[0]);
         copy_columns(first_col(2), n);
@@ -480,20 +489,15 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
       // seldom waits) moved FP32 by −0.5% and FP64 110592 × 100 by +1.3%.
       T* const rest = w + p.col0 + first_col(i + 2) * m;
       const std::int64_t rest_cols = n - first_col(i + 2);
-      if (split) {
-        wait(ls, leaves_factored_[static_cast<std::size_t>(i)]);
-        apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::leaves, source(i, first_col(i + 2)), lda);
-        wait(ls, factored_[static_cast<std::size_t>(i)]);
-        apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::levels);
-      } else {
-        wait(ls, factored_[static_cast<std::size_t>(i)]);
-        apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::all, source(i, first_col(i + 2)), lda);
-      }
-      lookahead_done_[static_cast<std::size_t>(i)].record(ls);
+      wait(ls, split ? leaves_factored_[pi] : factored_[pi]);
+      apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::leaves, source(i, first_col(i + 2)), lda);
+      if (split) wait(ls, factored_[pi]);
+      apply(p, rest, m, rest_cols, true, kLookahead, TreeT::make, Part::levels);
+      lookahead_done_[pi].record(ls);
     }
     if (group + 1 < q_groups_.size() && q_groups_[group].second == i + 1) {
       const Lane lane = group % 2 == 0 ? kQ0 : kQ1;
-      wait(stream(lane), factored_[static_cast<std::size_t>(i)]);
+      wait(stream(lane), factored_[pi]);
       set_identity(q_groups_[group], stream(lane));
       form_q_group(q_groups_[group++], lane);
       if (group == 1) {  // the tail's columns

@@ -564,15 +564,9 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
 template <class T, int W, int TH>
 using StagedShape = Shape<T, W, TH, 4>;
 
-__device__ const float kUnitFloat = 1.0f;
-__device__ const double kUnitDouble = 1.0;
+// A one in global memory, where the staging copies the diagonal's ones from.
 template <class T>
-__device__ __forceinline__ const T* unit() {
-  if constexpr (sizeof(T) == 4)
-    return &kUnitFloat;
-  else
-    return &kUnitDouble;
-}
+__device__ const T kUnit = T(1);
 
 template <class T, int W, int TH>
 constexpr std::size_t staged_bytes() {
@@ -616,7 +610,7 @@ __global__ void __launch_bounds__(TH, 2 * 256 / TH)
         if (j < n) {
           const std::int64_t column = static_cast<std::int64_t>(j) * ldv;
           const bool lo_in = t > j && t < m;
-          cp_async_entry(sv + j * B + t, t == j ? unit<T>() : lo + (lo_in ? column : 0), lo_in || t == j);
+          cp_async_entry(sv + j * B + t, t == j ? &kUnit<T> : lo + (lo_in ? column : 0), lo_in || t == j);
           cp_async_entry(sv + j * B + TH + t, hi + (hi_in ? column : 0), hi_in);
         }
       }
