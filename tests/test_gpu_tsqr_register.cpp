@@ -148,6 +148,49 @@ TYPED_TEST(GpuTsqrRegister, SplitFactorizationMatchesOneLaunch) {
   EXPECT_EQ(depths, (std::set<int>{0, 1, 2})) << "the shapes cover trees of no, one and two levels";
 }
 
+// The leaves' part of Q from their thin Q's (launch_tsqr_register_leaf_q, then one product per
+// leaf with the tree's output) against their reflector chains: TSQR's form_q with and without
+// leaf_q, and CAQR's in-place products on a panel's Q after the tree levels (that state made from
+// the full Q by the leaves' Qᵀ), at trees of one and two levels in every width class.
+TYPED_TEST(GpuTsqrRegister, LeafThinQsGiveTheSameQ) {
+  using T = TypeParam;
+  struct Shape {
+    std::int64_t m, n;
+  };
+  for (const Shape s : {Shape{8192, 32}, Shape{33000, 17}, Shape{110592, 32}, Shape{1000000, 10}, Shape{70001, 16},
+                        Shape{20000, 5}}) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
+    const int width = kernels::tsqr_register_width(static_cast<int>(s.n));
+    auto tree = make_tsqr_tree(s.m, s.n, kernels::tsqr_register_block_rows<T>(width, 256));
+    tree.threads = 256;
+    ASSERT_GE(tree.levels, 1);
+    const auto sizes = tsqr_tree_sizes(tree);
+    const std::size_t mn = static_cast<std::size_t>(s.m * s.n);
+    auto a = this->upload(this->random(s.m, s.n, 99 + static_cast<std::uint64_t>(s.m)));
+    auto counters = zeroed_counters(sizes.counters);
+    auto v = this->poisoned(mn), tau = this->poisoned(sizes.tau), r = this->poisoned(static_cast<std::size_t>(s.n * s.n));
+    DeviceBuffer<T> stacks(sizes.stacks), q_stacks(sizes.stacks);
+    GPUFACT_CUDA_CHECK(cudaMemset(stacks.data(), 0, stacks.bytes()));
+    kernels::launch_tsqr_register_factor<T>(a.data(), s.m, v.data(), s.m, stacks.data(), tau.data(), counters.data(),
+                                            r.data(), s.n, true, tree, this->stream_);
+    auto thin = this->poisoned(mn), chains = this->poisoned(mn), products = this->poisoned(mn);
+    kernels::launch_tsqr_register_leaf_q<T>(v.data(), s.m, tau.data(), thin.data(), s.m, tree, this->stream_);
+    kernels::launch_tsqr_register_form_q<T>(v.data(), s.m, stacks.data(), tau.data(), q_stacks.data(), chains.data(),
+                                            s.m, tree, this->stream_);
+    kernels::launch_tsqr_register_form_q<T>(v.data(), s.m, stacks.data(), tau.data(), q_stacks.data(),
+                                            products.data(), s.m, tree, this->stream_, thin.data(), s.m);
+    const auto q = this->download(chains, s.m, s.n);
+    EXPECT_LT(this->difference(this->download(products, s.m, s.n), q, 1.0), 16.0) << "TSQR's Q";
+
+    // CAQR: x = the leaves' Qᵀ applied to Q, which leaves (to rounding) the tree levels' output in
+    // each leaf's top n rows and zeros below; the products take x back to Q.
+    kernels::launch_caqr_register_apply<T>(v.data(), s.m, stacks.data(), tau.data(), chains.data(), s.m, s.n, tree,
+                                           true, this->stream_, false);
+    kernels::launch_caqr_register_leaf_products<T>(thin.data(), s.m, chains.data(), s.m, tree, this->stream_);
+    EXPECT_LT(this->difference(this->download(chains, s.m, s.n), q, 1.0), 16.0) << "CAQR's leaf products";
+  }
+}
+
 TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {
   using T = TypeParam;
   const std::int64_t m = 300000, n = 16;

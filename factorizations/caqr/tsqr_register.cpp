@@ -1,6 +1,7 @@
 #include "factorizations/caqr/tsqr_register.hpp"
 
 #include "core/cuda/check.hpp"
+#include "core/cuda/device.hpp"
 #include "kernels/qr/block_reflector.cuh"
 #include "kernels/qr/caqr_kernels.cuh"
 
@@ -161,6 +162,15 @@ template <class T>
 bool factor_in_two_launches(const kernels::TsqrTreeArgs& tree, bool work_beside_tree) {
   return tree.levels >= 1 && (work_beside_tree || sizeof(T) == 4);
 }
+
+// Whether a TSQR's explicit Q takes its leaves' thin Q's (formed beside the tree's factorization):
+// where the tree has a level, and the leaves' chains are long (the 32-wide class) or the leaves
+// fit one wave beside the tree. Many short chains (10⁶ × 10: 651 leaves of 10 reflectors) are
+// bound by memory, and their thin Q's then only add traffic: measured on one H100 with the thin
+// Q's everywhere, FP32 10⁶ × 10 0.130 → 0.154 ms, 300000 × 10 0.066 → 0.070.
+bool leaf_q_for(const kernels::TsqrTreeArgs& tree) {
+  return tree.levels >= 1 && (tree.n > 16 || tree.nodes[0] <= current_device_sm_count());
+}
 }  // namespace
 
 template <class T>
@@ -171,12 +181,21 @@ TsqrRegisterPlan<T>::TsqrRegisterPlan(std::int64_t m, std::int64_t n) : tree_(tr
   q_stacks_ = DeviceBuffer<T>(sizes.stacks);
   tau_ = DeviceBuffer<T>(sizes.tau);
   counters_ = zeroed_counters(sizes.counters);
+  if (leaf_q_for(tree_)) {
+    leaf_q_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
+    main_ = Stream::with_priority(true);
+    side_ = Stream::with_priority(false);
+  }
 }
 
 template <class T>
 std::size_t TsqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n) {
-  const auto sizes = tsqr_tree_sizes(tree_for<T>(m, n));
-  return (static_cast<std::size_t>(m * n) + 2 * sizes.stacks + sizes.tau) * sizeof(T) + sizes.counters * sizeof(unsigned);
+  const auto tree = tree_for<T>(m, n);
+  const auto sizes = tsqr_tree_sizes(tree);
+  const std::size_t mn = static_cast<std::size_t>(m * n);
+  // leaf_q_ counted wherever it may be allocated (the SM count aside: no device is asked here).
+  return ((tree.levels >= 1 ? 2 : 1) * mn + 2 * sizes.stacks + sizes.tau) * sizeof(T) +
+         sizes.counters * sizeof(unsigned);
 }
 
 template <class T>
@@ -185,7 +204,26 @@ void TsqrRegisterPlan<T>::factor(const T* a, std::int64_t lda, T* r, std::int64_
     kernels::launch_tsqr_register_factor<T>(a, lda, v_.data(), tree_.m, stacks_.data(), tau_.data(), counters_.data(),
                                             r, ldr, true, tree_, s, part);
   };
-  if (factor_in_two_launches<T>(tree_, false)) {
+  if (main_.get() != nullptr) {
+    // The leaves' thin Q's on side_ (the lowest priority) beside the tree on main_ (the highest),
+    // so that the tree's few nodes are not kept waiting behind them for SMs. Measured on one H100
+    // (same card, interleaved, two runs, both as graphs), ms: FP32 110592 × 32 0.161 → 0.140,
+    // 300000 × 32 0.340 → 0.293, × 16 even; FP64 110592 × 16 / 32 0.126 / 0.314 → 0.117 / 0.267.
+    // With the thin Q's issued before the tree, the tree waited for them: × 32 0.161 → 0.177.
+    const auto wait = [](cudaStream_t st, const Event& e) { GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(st, e.get(), 0)); };
+    // The tree is issued first: its nodes (186 registers a thread) find no room on an SM that
+    // already holds a thin-Q block, so they must not queue behind them.
+    launch(kernels::TsqrFactorPart::leaves);
+    leaves_factored_.record(s);
+    wait(main_, leaves_factored_);
+    kernels::launch_tsqr_register_factor<T>(a, lda, v_.data(), tree_.m, stacks_.data(), tau_.data(), counters_.data(),
+                                            r, ldr, true, tree_, main_, kernels::TsqrFactorPart::tree);
+    tree_factored_.record(main_);
+    wait(side_, leaves_factored_);
+    kernels::launch_tsqr_register_leaf_q<T>(v_.data(), tree_.m, tau_.data(), leaf_q_.data(), tree_.m, tree_, side_);
+    leaf_q_formed_.record(side_);
+    wait(s, tree_factored_);
+  } else if (factor_in_two_launches<T>(tree_, false)) {
     launch(kernels::TsqrFactorPart::leaves);
     launch(kernels::TsqrFactorPart::tree);
   } else {
@@ -195,8 +233,19 @@ void TsqrRegisterPlan<T>::factor(const T* a, std::int64_t lda, T* r, std::int64_
 
 template <class T>
 void TsqrRegisterPlan<T>::form_q(T* q, std::int64_t ldq, cudaStream_t s) {
+  if (main_.get() == nullptr) {
+    kernels::launch_tsqr_register_form_q<T>(v_.data(), tree_.m, stacks_.data(), tau_.data(), q_stacks_.data(), q, ldq,
+                                            tree_, s);
+    return;
+  }
+  // The tree's levels on main_ while the leaves' thin Q's may still be forming, then the products.
+  const auto wait = [](cudaStream_t st, const Event& e) { GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(st, e.get(), 0)); };
+  q_started_.record(s);
+  wait(main_, q_started_);
   kernels::launch_tsqr_register_form_q<T>(v_.data(), tree_.m, stacks_.data(), tau_.data(), q_stacks_.data(), q, ldq,
-                                          tree_, s);
+                                          tree_, main_, leaf_q_.data(), tree_.m, leaf_q_formed_.get());
+  q_formed_.record(main_);
+  wait(s, q_formed_);
 }
 
 namespace {
@@ -279,6 +328,16 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
       t_entries += level_t_entries(p.tree, l);
     }
   tree_t_ = DeviceBuffer<T>(std::max<std::size_t>(t_entries, 1));
+  // Q's tail starts with the last panel on its own identity columns, so its leaves' part is thin·Y
+  // (launch_caqr_register_leaf_products) once their thin Q's are formed beside its tree. Measured
+  // on one H100 (same card, interleaved, two runs), FP32 ms: 110592 × 32 0.147 → 0.127, × 100
+  // 0.684 → 0.673, 300000 × 32 0.339 → 0.286, 8192 × 64 / 256 0.151 / 0.695 → 0.146 / 0.687,
+  // × 512 even; FP64 110592 × 16 / 32 0.127 / 0.281 → 0.119 / 0.239, × 100 even. Every Q group's
+  // last panel taking its thin Q's (formed beside its tree, where the next panel's update runs)
+  // was slower: × 100 0.722 against 0.682.
+  const auto& last = panels_.back();
+  thin_tail_ = leaf_q_for(last.tree);
+  if (thin_tail_) leaf_q_ = DeviceBuffer<T>(static_cast<std::size_t>(last.tree.m * last.tree.n));
   for (std::size_t p = 0; p < panels_.size(); ++p) {
     leaves_factored_.emplace_back(cudaEventDisableTiming);
     factored_.emplace_back(cudaEventDisableTiming);
@@ -350,6 +409,8 @@ std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
     workspace = std::max(workspace, tsqr_apply_workspace<T>(tree, n - c0));
     c0 += tree.n;
   }
+  if (trees.back().levels >= 1)  // leaf_q_, where it may be
+    count += static_cast<std::size_t>(trees.back().m * trees.back().n);
   return (count + kLanes * workspace) * sizeof(T) + counters * sizeof(unsigned);
 }
 
@@ -415,12 +476,21 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   // its own first or the group's, whichever is later.
   // The panels before the group's last have had their critical update, which kept their tree
   // levels' T (below).
+  // The tail's last panel acts on its own identity columns only; with its leaves' thin Q's, their
+  // part is one product per leaf after the tree levels.
   const auto form_q_group = [&](std::pair<int, int> g, Lane lane) {
     const std::int64_t end = first_col(g.second);
     for (int i = g.second - 1; i >= 0; --i) {
       const auto& p = panels_[static_cast<std::size_t>(i)];
       const std::int64_t c = std::max(p.col0, first_col(g.first));
-      apply(p, q + p.col0 + c * ldq, ldq, end - c, false, lane, i < g.second - 1 ? TreeT::kept : TreeT::make);
+      T* const x = q + p.col0 + c * ldq;
+      if (i + 1 == panels && thin_tail_) {
+        apply(p, x, ldq, end - c, false, lane, TreeT::make, Part::levels);
+        wait(stream(lane), leaf_q_formed_);
+        kernels::launch_caqr_register_leaf_products<T>(leaf_q_.data(), p.tree.m, x, ldq, p.tree, stream(lane));
+        continue;
+      }
+      apply(p, x, ldq, end - c, false, lane, i < g.second - 1 ? TreeT::kept : TreeT::make);
     }
   };
   std::size_t group = 0;
@@ -441,7 +511,7 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
     // 1.1336 / 3.011 / 10.71, 300000 × 100 1.841 → 1.780, 8192 × 64 / 256 / 512 0.1746 / 0.8421 /
     // 1.905 → 0.1597 / 0.7424 / 1.654; FP64 110592 × 100 1.367 → 1.256.
     // FP32 splits the last panel too (factor_in_two_launches).
-    const bool split = factor_in_two_launches<T>(p.tree, i + 1 < panels);
+    const bool split = factor_in_two_launches<T>(p.tree, i + 1 < panels || thin_tail_);
     const auto factor = [&](kernels::TsqrFactorPart part) {
       kernels::launch_tsqr_register_factor<T>(i == 0 ? a : panel, i == 0 ? lda : m, panel, m,
                                               stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset,
@@ -451,6 +521,14 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
       factor(kernels::TsqrFactorPart::leaves);
       leaves_factored_[pi].record(cs);
       factor(kernels::TsqrFactorPart::tree);
+      if (i + 1 == panels && thin_tail_) {
+        // Beside the tree (issued after it, so that its nodes are not kept waiting for SMs behind
+        // the thin-Q blocks), on the side stream: the last panel has no next panel to update.
+        wait(ss, leaves_factored_[pi]);
+        kernels::launch_tsqr_register_leaf_q<T>(panel, m, tau_.data() + p.tau_offset, leaf_q_.data(), p.tree.m, p.tree,
+                                                ss);
+        leaf_q_formed_.record(ss);
+      }
     } else {
       factor(kernels::TsqrFactorPart::whole);
     }
@@ -510,7 +588,8 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   if (tsqr_q_) {
     // One panel is a TSQR: its Q straight from the tree, root to leaves (a launch per level).
     kernels::launch_tsqr_register_form_q<T>(w, m, stacks_.data(), tau_.data(), q_stacks_.data(), q, ldq,
-                                            panels_.front().tree, cs);
+                                            panels_.front().tree, cs, thin_tail_ ? leaf_q_.data() : nullptr,
+                                            panels_.front().tree.m, thin_tail_ ? leaf_q_formed_.get() : nullptr);
   } else {
     wait(cs, identity_set_);
     form_q_group(q_groups_.back(), kCritical);

@@ -1,10 +1,13 @@
 // TSQR of a panel up to 32 columns with register-resident blocks (kernels/qr/tsqr_register.cuh):
-// the tree shape and a plan that owns its workspace. One factor launch covers the leaves and the
-// whole tree; the explicit Q takes one launch per tree level.
+// the tree shape and a plan that owns its workspace. The factorization is one launch, or two (the
+// leaves, then the tree); the explicit Q takes one launch per tree level, and where the leaves'
+// reflector chains are long, their thin Q's are formed beside the tree's factorization (on the
+// plan's own streams) and the leaves' launch of Q is one product per leaf.
 //
 // Contract: A is m × n column-major on the device, m ≥ n, 1 ≤ n ≤ 32, lda ≥ m; it is only read.
 // factor writes R (n × n, zeros below the diagonal); form_q then writes Q (m × n, orgqr
-// semantics) from the representation the plan keeps. No call allocates or synchronizes.
+// semantics) from the representation the plan keeps. No call allocates or synchronizes; both
+// calls are ordered on the caller's stream (the plan's streams fork from and join it).
 #pragma once
 
 #include "core/cuda/buffer.hpp"
@@ -58,7 +61,13 @@ class TsqrRegisterPlan {
  private:
   kernels::TsqrTreeArgs tree_;
   DeviceBuffer<T> v_, stacks_, q_stacks_, tau_;
+  // The leaves' thin Q's (where they pay, see leaf_q_for), formed on side_ beside the tree's
+  // factorization on main_; main_ also forms Q. Neither stream exists otherwise.
+  DeviceBuffer<T> leaf_q_;
   DeviceBuffer<unsigned> counters_;
+  Stream main_{nullptr}, side_{nullptr};
+  Event leaves_factored_{cudaEventDisableTiming}, leaf_q_formed_{cudaEventDisableTiming};
+  Event tree_factored_{cudaEventDisableTiming}, q_started_{cudaEventDisableTiming}, q_formed_{cudaEventDisableTiming};
 };
 
 // CAQR (anderson10 §IV) built from register TSQR panels of up to 32 columns: each panel is factored
@@ -151,6 +160,12 @@ class CaqrRegisterPlan {
   // done, its leaves applied to the next panel's columns (split), its critical update of the next
   // panel done (which kept its tree levels' T).
   std::vector<Event> leaves_factored_, factored_, lookahead_done_, next_leaves_, next_updated_;
+  // Whether the last panel's leaves' thin Q's are formed (where they pay, as for a TSQR), on the
+  // side stream beside its tree: Q's tail then takes that panel's leaves as one product per leaf.
+  // leaf_q_: the panel's rows × its width.
+  bool thin_tail_ = false;
+  DeviceBuffer<T> leaf_q_;
+  Event leaf_q_formed_{cudaEventDisableTiming};
 };
 
 }  // namespace gpufact::factorizations

@@ -281,14 +281,18 @@ class CaqrQrPlan final : public QrPlan<T> {
 };
 
 // Register TSQR (factorizations/caqr/tsqr_register.hpp) for panels up to 32 wide: A only read,
-// R written by the factor launch (leaves and tree), Q by one launch per tree level.
+// R written by the factor launch (leaves and tree), Q by one launch per tree level; replayed as a
+// graph whose kernels keep their streams' priorities (the leaves' thin Q's run on a low-priority
+// stream beside the tree).
 template <class T>
 class TsqrRegisterQrPlan final : public QrPlan<T> {
  public:
   TsqrRegisterQrPlan(std::int64_t m, std::int64_t n) : plan_(m, n) {}
   void run(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r, std::int64_t ldr, cudaStream_t s) override {
-    plan_.factor(a, lda, r, ldr, s);
-    plan_.form_q(q, ldq, s);
+    graph_.launch({a, lda, q, ldq, r, ldr}, s, [&](cudaStream_t cs) {
+      plan_.factor(a, lda, r, ldr, cs);
+      plan_.form_q(q, ldq, cs);
+    });
   }
   std::vector<QrPhaseTime> phase_breakdown(const T* a, std::int64_t lda, T* q, std::int64_t ldq, T* r,
                                            std::int64_t ldr, cudaStream_t s) override {
@@ -305,6 +309,7 @@ class TsqrRegisterQrPlan final : public QrPlan<T> {
 
  private:
   TsqrRegisterPlan<T> plan_;
+  PlanGraph<T> graph_{cudaGraphInstantiateFlagUseNodePriority};
 };
 
 // CAQR from register TSQR panels (factorizations/caqr/tsqr_register.hpp), any width; each call's
