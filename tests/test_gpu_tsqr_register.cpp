@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace gpufact::factorizations {
@@ -191,28 +192,32 @@ TYPED_TEST(GpuTsqrRegister, LeafThinQsGiveTheSameQ) {
   }
 }
 
+// 300000 × 16 forms Q by the tree's launches; 110592 × 32 by the leaves' thin Q's (on the plan's
+// own streams) after the tree levels' split apply.
 TYPED_TEST(GpuTsqrRegister, RepeatedCallsAgree) {
   using T = TypeParam;
-  const std::int64_t m = 300000, n = 16;
-  const auto a = this->random(m, n, 7);
-  auto da = this->upload(a);
-  DeviceBuffer<T> dq(static_cast<std::size_t>(m * n)), dr(static_cast<std::size_t>(n * n));
-  TsqrRegisterPlan<T> plan(m, n);
-  HostMatrix<T> first_r(n, n);
-  for (int call = 0; call < 3; ++call) {
-    // R and Q poisoned (NaN) first: a call whose tree stalled (its counters not left zero by the
-    // call before) would leave them so.
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dr.data(), 0xff, dr.bytes(), this->stream_));
-    GPUFACT_CUDA_CHECK(cudaMemsetAsync(dq.data(), 0xff, dq.bytes(), this->stream_));
-    plan.factor(da.data(), m, dr.data(), n, this->stream_);
-    plan.form_q(dq.data(), m, this->stream_);
-    const auto r = this->download(dr, n, n);
-    if (call == 0)
-      first_r = r;
-    else
-      EXPECT_EQ(this->difference(r, first_r, 1.0), 0.0) << "call " << call;
+  for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{300000, 16}, {110592, 32}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n));
+    const auto a = this->random(m, n, 7);
+    auto da = this->upload(a);
+    DeviceBuffer<T> dq(static_cast<std::size_t>(m * n)), dr(static_cast<std::size_t>(n * n));
+    TsqrRegisterPlan<T> plan(m, n);
+    HostMatrix<T> first_r(n, n);
+    for (int call = 0; call < 3; ++call) {
+      // R and Q poisoned (NaN) first: a call whose tree stalled (its counters not left zero by the
+      // call before) would leave them so.
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(dr.data(), 0xff, dr.bytes(), this->stream_));
+      GPUFACT_CUDA_CHECK(cudaMemsetAsync(dq.data(), 0xff, dq.bytes(), this->stream_));
+      plan.factor(da.data(), m, dr.data(), n, this->stream_);
+      plan.form_q(dq.data(), m, this->stream_);
+      const auto r = this->download(dr, n, n);
+      if (call == 0)
+        first_r = r;
+      else
+        EXPECT_EQ(this->difference(r, first_r, 1.0), 0.0) << "call " << call;
+    }
+    this->expect_valid_qr(a, {this->download(dq, m, n), first_r}, "third call");
   }
-  this->expect_valid_qr(a, {this->download(dq, m, n), first_r}, "third call");
 }
 
 // CAQR from register TSQR panels: several panels (the last narrower), trailing updates through

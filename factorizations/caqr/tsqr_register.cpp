@@ -185,6 +185,12 @@ TsqrRegisterPlan<T>::TsqrRegisterPlan(std::int64_t m, std::int64_t n) : tree_(tr
     leaf_q_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
     main_ = Stream::with_priority(true);
     side_ = Stream::with_priority(false);
+    levels_ = tsqr_wy_levels<T>(tree_, v_.data(), m, stacks_.data(), tau_.data());
+    std::size_t workspace = 1;
+    for (int l = 1; l <= tree_.levels; ++l)
+      workspace = std::max(workspace, kernels::wy_apply_split_workspace<T>(levels_[static_cast<std::size_t>(l)], n));
+    apply_workspace_ = DeviceBuffer<T>(workspace);
+    kernels::prepare_wy_kernels<T>();
   }
 }
 
@@ -193,9 +199,10 @@ std::size_t TsqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
   const auto tree = tree_for<T>(m, n);
   const auto sizes = tsqr_tree_sizes(tree);
   const std::size_t mn = static_cast<std::size_t>(m * n);
-  // leaf_q_ counted wherever it may be allocated (the SM count aside: no device is asked here).
-  return ((tree.levels >= 1 ? 2 : 1) * mn + 2 * sizes.stacks + sizes.tau) * sizeof(T) +
-         sizes.counters * sizeof(unsigned);
+  // leaf_q_ and the apply's workspace counted wherever they may be allocated (the SM count aside: no
+  // device is asked here).
+  const std::size_t thin = tree.levels >= 1 ? mn + tsqr_apply_workspace<T>(tree, n) : 0;
+  return (mn + thin + 2 * sizes.stacks + sizes.tau) * sizeof(T) + sizes.counters * sizeof(unsigned);
 }
 
 template <class T>
@@ -239,11 +246,19 @@ void TsqrRegisterPlan<T>::form_q(T* q, std::int64_t ldq, cudaStream_t s) {
     return;
   }
   // The tree's levels on main_ while the leaves' thin Q's may still be forming, then the products.
+  // The levels go through the compact-WY split apply on Q's leaf tops (as CAQR's tail), not the
+  // register chains of launch_tsqr_register_form_q (a node's 32-step chain, ~21 µs a level at
+  // 110592 × 32). One H100, same card, ms: FP32 110592 × 32 0.139 → 0.121, 300000 × 32 0.295 →
+  // 0.282; FP64 110592 × 16 / 32 0.117 / 0.266 → 0.109 / 0.235.
   const auto wait = [](cudaStream_t st, const Event& e) { GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(st, e.get(), 0)); };
   q_started_.record(s);
   wait(main_, q_started_);
-  kernels::launch_tsqr_register_form_q<T>(v_.data(), tree_.m, stacks_.data(), tau_.data(), q_stacks_.data(), q, ldq,
-                                          tree_, main_, leaf_q_.data(), tree_.m, leaf_q_formed_.get());
+  kernels::launch_tsqr_register_leaf_tops_identity<T>(q, ldq, tree_, main_);
+  for (int l = tree_.levels; l >= 1; --l)
+    kernels::launch_wy_apply_split<T>(levels_[static_cast<std::size_t>(l)], q, ldq, tree_.n, false,
+                                      apply_workspace_.data(), main_);
+  wait(main_, leaf_q_formed_);
+  kernels::launch_caqr_register_leaf_products<T>(leaf_q_.data(), tree_.m, q, ldq, tree_, main_);
   q_formed_.record(main_);
   wait(s, q_formed_);
 }

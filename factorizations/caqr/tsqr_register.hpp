@@ -1,8 +1,9 @@
 // TSQR of a panel up to 32 columns with register-resident blocks (kernels/qr/tsqr_register.cuh):
 // the tree shape and a plan that owns its workspace. The factorization is one launch, or two (the
-// leaves, then the tree); the explicit Q takes one launch per tree level, and where the leaves'
+// leaves, then the tree); the explicit Q takes one launch per tree level. Where the leaves'
 // reflector chains are long, their thin Q's are formed beside the tree's factorization (on the
-// plan's own streams) and the leaves' launch of Q is one product per leaf.
+// plan's own streams); Q's tree levels then go through the compact-WY split apply and its leaves
+// are one product each.
 //
 // Contract: A is m × n column-major on the device, m ≥ n, 1 ≤ n ≤ 32, lda ≥ m; it is only read.
 // factor writes R (n × n, zeros below the diagonal); form_q then writes Q (m × n, orgqr
@@ -62,8 +63,11 @@ class TsqrRegisterPlan {
   kernels::TsqrTreeArgs tree_;
   DeviceBuffer<T> v_, stacks_, q_stacks_, tau_;
   // The leaves' thin Q's (where they pay, see leaf_q_for), formed on side_ beside the tree's
-  // factorization on main_; main_ also forms Q. Neither stream exists otherwise.
-  DeviceBuffer<T> leaf_q_;
+  // factorization on main_; main_ also forms Q: the tree levels by the compact-WY split apply
+  // (levels_, apply_workspace_) on Q's leaf tops, then one product per leaf. Neither stream exists
+  // otherwise.
+  DeviceBuffer<T> leaf_q_, apply_workspace_;
+  std::vector<kernels::WyBlocks<T>> levels_;
   DeviceBuffer<unsigned> counters_;
   Stream main_{nullptr}, side_{nullptr};
   Event leaves_factored_{cudaEventDisableTiming}, leaf_q_formed_{cudaEventDisableTiming};

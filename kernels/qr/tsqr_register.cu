@@ -583,6 +583,19 @@ __global__ void __launch_bounds__(TH)
   }
 }
 
+// Each leaf's top n rows of x (n columns) ← the identity's rows: ones on the diagonal of leaf 0's,
+// zeros in every other leaf's. Where Q is formed by the tree levels and then the leaves' products,
+// those are the only rows read before they are written.
+template <class T>
+__global__ void leaf_tops_identity_kernel(T* x, std::int64_t ldx, const TsqrTreeArgs tree) {
+  const int leaf = blockIdx.x, n = tree.n;
+  const std::int64_t row0 = leaf_row(leaf, tree);
+  for (int e = static_cast<int>(threadIdx.x); e < n * n; e += static_cast<int>(blockDim.x)) {
+    const int r = e % n, c = e / n;
+    x[row0 + r + static_cast<std::int64_t>(c) * ldx] = leaf == 0 && r == c ? T(1) : T(0);
+  }
+}
+
 // CAQR's trailing updates and its explicit Q with a panel's TSQR (anderson10's apply_qt_h and
 // apply_qt_tree, register-resident): block (node, tile) applies a leaf's or a tree node's
 // reflectors to columns [tile·W, tile·W + W) of x, whose rows are counted from the panel's first
@@ -866,6 +879,13 @@ void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* 
 }
 
 template <class T>
+void launch_tsqr_register_leaf_tops_identity(T* x, std::int64_t ldx, const TsqrTreeArgs& tree, cudaStream_t stream) {
+  check_tree<T>(tree);
+  leaf_tops_identity_kernel<T><<<static_cast<unsigned>(tree.nodes[0]), 128, 0, stream>>>(x, ldx, tree);
+  GPUFACT_CHECK_LAUNCH();
+}
+
+template <class T>
 void launch_caqr_register_leaf_products(const T* thin, std::int64_t ldt, T* x, std::int64_t ldx,
                                         const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
@@ -980,6 +1000,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
                                                const TsqrTreeArgs&, cudaStream_t);                                \
   template void launch_caqr_register_leaf_products<T>(const T*, std::int64_t, T*, std::int64_t,                   \
                                                       const TsqrTreeArgs&, cudaStream_t);                         \
+  template void launch_tsqr_register_leaf_tops_identity<T>(T*, std::int64_t, const TsqrTreeArgs&, cudaStream_t);    \
   template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
                                               std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t, bool, const T*, \
                                               std::int64_t);

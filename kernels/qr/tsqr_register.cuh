@@ -86,6 +86,12 @@ template <class T>
 void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* thin, std::int64_t ldt,
                                  const TsqrTreeArgs& tree, cudaStream_t stream);
 
+// Each leaf's top n rows of x (n columns, rows counted from the tree's first) ← the identity's: the
+// state that Q's tree levels (applied to x's leaf tops, as launch_caqr_register_apply's) and then
+// launch_caqr_register_leaf_products need, where x is to become Q; no other row of x is read.
+template <class T>
+void launch_tsqr_register_leaf_tops_identity(T* x, std::int64_t ldx, const TsqrTreeArgs& tree, cudaStream_t stream);
+
 // CAQR's Q of a panel applied to the identity's columns, after its tree levels (x's rows from the
 // panel's first row, tree.n columns, each leaf's top n rows holding the tree's output and its other
 // rows zero): the leaves' part, in place, as thin·Y per leaf (thin from launch_tsqr_register_leaf_q).
