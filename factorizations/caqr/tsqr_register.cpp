@@ -178,10 +178,11 @@ TsqrRegisterPlan<T>::TsqrRegisterPlan(std::int64_t m, std::int64_t n) : tree_(tr
   const auto sizes = tsqr_tree_sizes(tree_);
   v_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
   stacks_ = DeviceBuffer<T>(sizes.stacks);
-  q_stacks_ = DeviceBuffer<T>(sizes.stacks);
   tau_ = DeviceBuffer<T>(sizes.tau);
   counters_ = zeroed_counters(sizes.counters);
-  if (leaf_q_for(tree_)) {
+  if (!leaf_q_for(tree_)) {
+    q_stacks_ = DeviceBuffer<T>(sizes.stacks);  // the tree launches' outputs of Q
+  } else {
     leaf_q_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
     main_ = Stream::with_priority(true);
     side_ = Stream::with_priority(false);
@@ -207,9 +208,9 @@ std::size_t TsqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
 
 template <class T>
 void TsqrRegisterPlan<T>::factor(const T* a, std::int64_t lda, T* r, std::int64_t ldr, cudaStream_t s) {
-  const auto launch = [&](kernels::TsqrFactorPart part) {
+  const auto launch = [&](kernels::TsqrFactorPart part, cudaStream_t st) {
     kernels::launch_tsqr_register_factor<T>(a, lda, v_.data(), tree_.m, stacks_.data(), tau_.data(), counters_.data(),
-                                            r, ldr, true, tree_, s, part);
+                                            r, ldr, true, tree_, st, part);
   };
   if (main_.get() != nullptr) {
     // The leaves' thin Q's on side_ (the lowest priority) beside the tree on main_ (the highest),
@@ -220,21 +221,20 @@ void TsqrRegisterPlan<T>::factor(const T* a, std::int64_t lda, T* r, std::int64_
     const auto wait = [](cudaStream_t st, const Event& e) { GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(st, e.get(), 0)); };
     // The tree is issued first: its nodes (186 registers a thread) find no room on an SM that
     // already holds a thin-Q block, so they must not queue behind them.
-    launch(kernels::TsqrFactorPart::leaves);
+    launch(kernels::TsqrFactorPart::leaves, s);
     leaves_factored_.record(s);
     wait(main_, leaves_factored_);
-    kernels::launch_tsqr_register_factor<T>(a, lda, v_.data(), tree_.m, stacks_.data(), tau_.data(), counters_.data(),
-                                            r, ldr, true, tree_, main_, kernels::TsqrFactorPart::tree);
+    launch(kernels::TsqrFactorPart::tree, main_);
     tree_factored_.record(main_);
     wait(side_, leaves_factored_);
     kernels::launch_tsqr_register_leaf_q<T>(v_.data(), tree_.m, tau_.data(), leaf_q_.data(), tree_.m, tree_, side_);
     leaf_q_formed_.record(side_);
     wait(s, tree_factored_);
   } else if (factor_in_two_launches<T>(tree_, false)) {
-    launch(kernels::TsqrFactorPart::leaves);
-    launch(kernels::TsqrFactorPart::tree);
+    launch(kernels::TsqrFactorPart::leaves, s);
+    launch(kernels::TsqrFactorPart::tree, s);
   } else {
-    launch(kernels::TsqrFactorPart::whole);
+    launch(kernels::TsqrFactorPart::whole, s);
   }
 }
 
@@ -479,7 +479,18 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   // 8192 × 64 / 512 0.8 / 0.3% faster; s × 256 0.3% faster, d × 256 0.2% slower. Each by a memset
   // and a launch for its ones: the one-kernel identity (under half the bandwidth at 32 columns)
   // was 0.5–3% faster at s and d × 64 and × 100 but slower at s × 36, × 132, × 256 and 8192 rows.
+  // With the thin Q's, the tail's columns are read before they are written only above the last
+  // panel (zeros) and in its leaves' top rows (the identity's, launch_tsqr_register_leaf_tops_identity),
+  // so only those are set: 1 MB rather than 14 at 110592 × 100. One H100, same card, ms: FP32
+  // 110592 × 100 / 256 0.673 / 2.712 → 0.668 / 2.695, 300000 × 32 / 64 0.284 / 0.761 → 0.274 /
+  // 0.747; FP64 110592 × 32 0.236 → 0.234; 8192 rows even.
   const auto set_identity = [&](std::pair<int, int> g, cudaStream_t st) {
+    if (g == q_groups_.back() && thin_tail_) {
+      const auto& p = panels_.back();
+      kernels::launch_set_identity_columns(q, ldq, p.col0, p.col0, n, st, true);
+      kernels::launch_tsqr_register_leaf_tops_identity<T>(q + p.col0 + p.col0 * ldq, ldq, p.tree, st);
+      return;
+    }
     kernels::launch_set_identity_columns(q, ldq, m, first_col(g.first), first_col(g.second), st, true);
   };
   if (!tsqr_q_ && q_groups_.size() == 1) {  // one panel of 17 … 32 columns: the tail alone
