@@ -189,6 +189,23 @@ TYPED_TEST(GpuTsqrRegister, LeafThinQsGiveTheSameQ) {
                                            true, this->stream_, false);
     kernels::launch_caqr_register_leaf_products<T>(thin.data(), s.m, chains.data(), s.m, tree, this->stream_);
     EXPECT_LT(this->difference(this->download(chains, s.m, s.n), q, 1.0), 16.0) << "CAQR's leaf products";
+
+    // The leaves' Q reading only each leaf's top rows (x_tops_only) on x with NaN below them gives
+    // bit for bit the plain apply on the same x with zeros there.
+    HostMatrix<T> tops = this->random(s.m, s.n, 5), nan_below = tops;
+    for (std::int64_t leaf = 0; leaf < tree.nodes[0]; ++leaf)
+      for (std::int64_t j = 0; j < s.n; ++j)
+        for (std::int64_t i = leaf * s.m / tree.nodes[0] + s.n; i < (leaf + 1) * s.m / tree.nodes[0]; ++i) {
+          tops(i, j) = T(0);
+          nan_below(i, j) = std::numeric_limits<T>::quiet_NaN();
+        }
+    auto plain = this->upload(tops), skipping = this->upload(nan_below);
+    kernels::launch_caqr_register_apply<T>(v.data(), s.m, stacks.data(), tau.data(), plain.data(), s.m, s.n, tree,
+                                           false, this->stream_, false);
+    kernels::launch_caqr_register_apply<T>(v.data(), s.m, stacks.data(), tau.data(), skipping.data(), s.m, s.n, tree,
+                                           false, this->stream_, false, nullptr, 0, true);
+    EXPECT_EQ(this->difference(this->download(skipping, s.m, s.n), this->download(plain, s.m, s.n), 1.0), 0.0)
+        << "x_tops_only";
   }
 }
 

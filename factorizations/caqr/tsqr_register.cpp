@@ -379,10 +379,11 @@ bool CaqrRegisterPlan<T>::register_leaves(const Panel& p, std::int64_t cols) con
 
 template <class T>
 void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane,
-                                TreeT tree_t, Part part, const T* x_in, std::int64_t ld_in) {
+                                TreeT tree_t, Part part, const T* x_in, std::int64_t ld_in, bool x_tops_only) {
   const bool by_register = register_leaves(p, cols);
   if (x_in != nullptr && (!by_register || part == Part::levels))
     throw std::logic_error("register CAQR: only the register leaf apply reads x from elsewhere");
+  if (x_tops_only && !by_register) throw std::logic_error("register CAQR: only the register leaf apply skips zero rows");
   const std::size_t levels = p.levels.size();
   const cudaStream_t s = stream(lane);
   bool waited = false;
@@ -392,7 +393,7 @@ void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int
     if (l == 0 && by_register) {
       kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
                                              tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s, false,
-                                             x_in, ld_in);
+                                             x_in, ld_in, x_tops_only);
       continue;
     }
     auto b = p.levels[l];
@@ -479,15 +480,26 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   // 8192 × 64 / 512 0.8 / 0.3% faster; s × 256 0.3% faster, d × 256 0.2% slower. Each by a memset
   // and a launch for its ones: the one-kernel identity (under half the bandwidth at 32 columns)
   // was 0.5–3% faster at s and d × 64 and × 100 but slower at s × 36, × 132, × 256 and 8192 rows.
-  // With the thin Q's, the tail's columns are read before they are written only above the last
-  // panel (zeros) and in its leaves' top rows (the identity's, launch_tsqr_register_leaf_tops_identity),
-  // so only those are set: 1 MB rather than 14 at 110592 × 100. One H100, same card, ms: FP32
-  // 110592 × 100 / 256 0.673 / 2.712 → 0.668 / 2.695, 300000 × 32 / 64 0.284 / 0.761 → 0.274 /
-  // 0.747; FP64 110592 × 32 0.236 → 0.234; 8192 rows even.
+  // A group of one panel starts with that panel's Q on its own identity columns: the tree levels
+  // (on the leaves' top rows), then the leaves, by the thin Q's' products (the tail) or by the
+  // register apply reading only their top rows (x_tops_only). Those columns are then read before
+  // they are written only above the panel (zeros) and in its leaves' top rows (the identity's,
+  // launch_tsqr_register_leaf_tops_identity), so only those are set: 1 MB rather than 14 a 32-wide
+  // group at 110592 rows. One H100, same card each, ms: the tail's alone, FP32 110592 × 100 / 256
+  // 0.673 / 2.712 → 0.668 / 2.695, 300000 × 32 / 64 0.284 / 0.761 → 0.274 / 0.747, FP64 110592 × 32
+  // 0.236 → 0.234; then every group of one panel, FP32 110592 × 64 / 100 / 256 0.304 / 0.673 /
+  // 2.722 → 0.292 / 0.657 / 2.694, 300000 × 100 1.570 → 1.550, FP64 110592 × 100 1.279 → 1.248;
+  // 8192 rows and × 32 even.
+  const auto thin_group = [&](std::pair<int, int> g) { return g == q_groups_.back() && thin_tail_; };
+  const auto tops_only = [&](std::pair<int, int> g) {
+    if (g.second != g.first + 1) return false;
+    const auto& p = panels_[static_cast<std::size_t>(g.first)];
+    return thin_group(g) || register_leaves(p, p.tree.n);
+  };
   const auto set_identity = [&](std::pair<int, int> g, cudaStream_t st) {
-    if (g == q_groups_.back() && thin_tail_) {
-      const auto& p = panels_.back();
-      kernels::launch_set_identity_columns(q, ldq, p.col0, p.col0, n, st, true);
+    if (tops_only(g)) {
+      const auto& p = panels_[static_cast<std::size_t>(g.first)];
+      kernels::launch_set_identity_columns(q, ldq, p.col0, p.col0, p.col0 + p.tree.n, st, true);
       kernels::launch_tsqr_register_leaf_tops_identity<T>(q + p.col0 + p.col0 * ldq, ldq, p.tree, st);
       return;
     }
@@ -510,13 +522,14 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
       const auto& p = panels_[static_cast<std::size_t>(i)];
       const std::int64_t c = std::max(p.col0, first_col(g.first));
       T* const x = q + p.col0 + c * ldq;
-      if (i + 1 == panels && thin_tail_) {
+      if (i == g.second - 1 && thin_group(g)) {
         apply(p, x, ldq, end - c, false, lane, TreeT::make, Part::levels);
         wait(stream(lane), leaf_q_formed_);
         kernels::launch_caqr_register_leaf_products<T>(leaf_q_.data(), p.tree.m, x, ldq, p.tree, stream(lane));
         continue;
       }
-      apply(p, x, ldq, end - c, false, lane, i < g.second - 1 ? TreeT::kept : TreeT::make);
+      apply(p, x, ldq, end - c, false, lane, i < g.second - 1 ? TreeT::kept : TreeT::make, Part::all, nullptr, 0,
+            i == g.second - 1 && tops_only(g));
     }
   };
   std::size_t group = 0;

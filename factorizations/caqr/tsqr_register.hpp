@@ -141,8 +141,11 @@ class CaqrRegisterPlan {
   // for the panel's next_updated_.
   // x_in: the leaves read x's entries from there (panel 0's applies straight from A), where
   // register_leaves holds.
+  // x_tops_only: x is zero below each leaf's top rows (Q on the panel's identity columns, see
+  // launch_caqr_register_apply), where register_leaves holds.
   void apply(const Panel& p, T* x, std::int64_t ldx, std::int64_t cols, bool transpose, Lane lane,
-             TreeT tree_t = TreeT::make, Part part = Part::all, const T* x_in = nullptr, std::int64_t ld_in = 0);
+             TreeT tree_t = TreeT::make, Part part = Part::all, const T* x_in = nullptr, std::int64_t ld_in = 0,
+             bool x_tops_only = false);
   // Whether an apply of panel p to `cols` columns runs its leaves by the register kernel.
   bool register_leaves(const Panel& p, std::int64_t cols) const;
   cudaStream_t stream(Lane lane) const { return lanes_[lane].get(); }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -605,15 +606,17 @@ __global__ void leaf_tops_identity_kernel(T* x, std::int64_t ldx, const TsqrTree
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
     caqr_apply_leaves_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, const T* x_in,
-                             std::int64_t ld_in, int cols, const TsqrTreeArgs tree, bool forward) {
-  // x_in: where x's entries are read (x itself for an apply in place).
+                             std::int64_t ld_in, int in_rows, int cols, const TsqrTreeArgs tree, bool forward) {
+  // x_in: where x's entries are read (x itself for an apply in place); in_rows: the rows of each
+  // leaf read from it, the rest taken as zero.
   using S = ApplyShape<T, W, TH>;
   __shared__ Scratch<S> s;
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0);
   const auto tile = [&] { return x + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ldx; };
   const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
   typename S::Rows r;
-  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in, rows(), xc);
+  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in,
+                      min(rows(), in_rows), xc);
   apply_block<S>(r, v + leaf_row(node, tree), ldv, rows(), tree.n,
                  tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * tree.n, s, forward);
   // The tile's place is evaluated again rather than kept across the reflector loop, where it
@@ -647,7 +650,7 @@ constexpr std::size_t staged_bytes() {
 template <class T, int W, int TH, bool Forward>
 __global__ void __launch_bounds__(TH, 2 * 256 / TH)
     caqr_apply_leaves_staged_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, const T* x_in,
-                                    std::int64_t ld_in, int cols, const TsqrTreeArgs tree,
+                                    std::int64_t ld_in, int in_rows, int cols, const TsqrTreeArgs tree,
                                     bool /* forward: Forward, the launchers' common signature */) {
   using S = StagedShape<T, W, TH>;
   constexpr int B = S::block_rows;
@@ -657,7 +660,8 @@ __global__ void __launch_bounds__(TH, 2 * 256 / TH)
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), n = tree.n;
   const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
   typename S::Rows r;
-  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in, rows(), xc);
+  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in,
+                      min(rows(), in_rows), xc);
   // V's columns in groups of kGroup, in the order the steps take them (column 0 first for Qᵀ, the
   // last first for Q), each group one cp.async group (zeros where not read, the diagonal's ones
   // from a constant in global memory, so no branch per entry): the steps start once the first
@@ -916,10 +920,13 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
-                                bool with_tree, const T* x_in, std::int64_t ld_in) {
+                                bool with_tree, const T* x_in, std::int64_t ld_in, bool x_tops_only) {
   check_tree<T>(tree);
   if (x_in != nullptr && with_tree)
     throw std::invalid_argument("register CAQR: x read from elsewhere (x_in) takes the leaves alone (with_tree false)");
+  if (x_tops_only && (transpose || with_tree))
+    throw std::invalid_argument("register CAQR: x zero below the leaf tops (x_tops_only) takes Q's leaves alone");
+  const int in_rows = x_tops_only ? tree.n : std::numeric_limits<int>::max();
   if (cols <= 0) return;
   const int w = tsqr_register_width(tree.n);
   const unsigned tiles = static_cast<unsigned>((cols + w - 1) / w);
@@ -929,7 +936,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   const std::int64_t ld_src = x_in != nullptr ? ld_in : ldx;
   auto leaves = [&](auto kernel, int threads, unsigned col_tiles, std::size_t shared = 0) {
     kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), col_tiles), threads, shared, stream>>>(
-        v, ldv, tau, x, ldx, src, ld_src, c, tree, transpose);
+        v, ldv, tau, x, ldx, src, ld_src, in_rows, c, tree, transpose);
     GPUFACT_CHECK_LAUNCH();
   };
   auto level = [&](auto kernel, int threads, int l) {
@@ -1003,7 +1010,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   template void launch_tsqr_register_leaf_tops_identity<T>(T*, std::int64_t, const TsqrTreeArgs&, cudaStream_t);    \
   template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
                                               std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t, bool, const T*, \
-                                              std::int64_t);
+                                              std::int64_t, bool);
 GPUFACT_INSTANTIATE(float)
 GPUFACT_INSTANTIATE(double)
 #undef GPUFACT_INSTANTIATE

@@ -109,10 +109,13 @@ void launch_caqr_register_leaf_products(const T* thin, std::int64_t ldt, T* x, s
 // most 16 columns) where a 128-thread block of it holds a leaf's rows, else of the panel's width.
 // x_in (leaves alone): the leaves read x's entries from x_in (ld_in) and write them to x, so that
 // CAQR's first panel applies straight from A into its work copy, which every row of the leaves
-// covers; std::invalid_argument with the tree.
+// covers; std::invalid_argument with the tree. x_tops_only (Q's leaves alone): x is zero below each
+// leaf's top n rows, which the leaves then do not read (Q of the identity's columns after the tree
+// levels, with launch_tsqr_register_leaf_tops_identity's state before them).
 template <class T>
 void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* x, std::int64_t ldx,
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
-                                bool with_tree = true, const T* x_in = nullptr, std::int64_t ld_in = 0);
+                                bool with_tree = true, const T* x_in = nullptr, std::int64_t ld_in = 0,
+                                bool x_tops_only = false);
 
 }  // namespace gpufact::kernels
