@@ -150,9 +150,11 @@ TYPED_TEST(GpuTsqrRegister, SplitFactorizationMatchesOneLaunch) {
 }
 
 // The leaves' part of Q from their thin Q's (launch_tsqr_register_leaf_q, then one product per
-// leaf with the tree's output) against their reflector chains: TSQR's form_q with and without
-// leaf_q, and CAQR's in-place products on a panel's Q after the tree levels (that state made from
-// the full Q by the leaves' Qᵀ), at trees of one and two levels in every width class.
+// leaf with the tree's output) against their reflector chains: TSQR's Q as TsqrRegisterPlan forms
+// it with thin Q's (leaf tops set, the tree levels by the split apply, the products; on NaN below
+// the leaf tops, which must not be read) against form_q's chains, and CAQR's in-place products on
+// a panel's Q after the tree levels (that state made from the full Q by the leaves' Qᵀ), at trees
+// of one and two levels in every width class.
 TYPED_TEST(GpuTsqrRegister, LeafThinQsGiveTheSameQ) {
   using T = TypeParam;
   struct Shape {
@@ -178,8 +180,17 @@ TYPED_TEST(GpuTsqrRegister, LeafThinQsGiveTheSameQ) {
     kernels::launch_tsqr_register_leaf_q<T>(v.data(), s.m, tau.data(), thin.data(), s.m, tree, this->stream_);
     kernels::launch_tsqr_register_form_q<T>(v.data(), s.m, stacks.data(), tau.data(), q_stacks.data(), chains.data(),
                                             s.m, tree, this->stream_);
-    kernels::launch_tsqr_register_form_q<T>(v.data(), s.m, stacks.data(), tau.data(), q_stacks.data(),
-                                            products.data(), s.m, tree, this->stream_, thin.data(), s.m);
+    kernels::launch_tsqr_register_leaf_tops_identity<T>(products.data(), s.m, tree, this->stream_);
+    const auto levels = tsqr_wy_levels<T>(tree, v.data(), s.m, stacks.data(), tau.data());
+    std::size_t workspace_size = 1;
+    for (int l = 1; l <= tree.levels; ++l)
+      workspace_size = std::max(workspace_size,
+                                kernels::wy_apply_split_workspace<T>(levels[static_cast<std::size_t>(l)], s.n));
+    DeviceBuffer<T> workspace(workspace_size);
+    for (int l = tree.levels; l >= 1; --l)
+      kernels::launch_wy_apply_split<T>(levels[static_cast<std::size_t>(l)], products.data(), s.m, s.n, false,
+                                        workspace.data(), this->stream_);
+    kernels::launch_caqr_register_leaf_products<T>(thin.data(), s.m, products.data(), s.m, tree, this->stream_);
     const auto q = this->download(chains, s.m, s.n);
     EXPECT_LT(this->difference(this->download(products, s.m, s.n), q, 1.0), 16.0) << "TSQR's Q";
 

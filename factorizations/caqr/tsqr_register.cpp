@@ -294,9 +294,12 @@ std::vector<kernels::TsqrTreeArgs> caqr_panel_trees(std::int64_t m, std::int64_t
 namespace {
 // The widest single panel whose Q comes from the TSQR's own launches (launch_tsqr_register_form_q)
 // rather than from the apply kernels on an identity. One H100, FP32: 110592 × 16 0.0945 → 0.0866
-// ms, 10⁶ × 10 0.2105 → 0.1807, but 110592 × 32 0.188 → 0.208.
+// ms, 10⁶ × 10 0.2105 → 0.1807, but 110592 × 32 0.188 → 0.208. A panel whose leaves take thin Q's
+// (leaf_q_for) goes through Q's tail instead: its tree levels by the split apply, then the products.
 constexpr std::int64_t kTsqrQMaxWidth = 16;
-bool q_from_tsqr(std::size_t panels, std::int64_t n) { return panels == 1 && n <= kTsqrQMaxWidth; }
+bool q_from_tsqr(const std::vector<kernels::TsqrTreeArgs>& trees, std::int64_t n) {
+  return trees.size() == 1 && n <= kTsqrQMaxWidth && !leaf_q_for(trees.front());
+}
 
 // Q's column groups: the panels before the last in at most kQGroups ranges of consecutive panels,
 // then the last panel alone.
@@ -325,7 +328,9 @@ CaqrRegisterPlan<T>::CaqrRegisterPlan(std::int64_t m, std::int64_t n) : m_(m), n
   q_groups_ = caqr_q_groups(static_cast<int>(panels_.size()));
   work_ = DeviceBuffer<T>(static_cast<std::size_t>(m * n));
   stacks_ = DeviceBuffer<T>(stacks);
-  tsqr_q_ = q_from_tsqr(panels_.size(), n);
+  std::vector<kernels::TsqrTreeArgs> trees;
+  for (const auto& p : panels_) trees.push_back(p.tree);
+  tsqr_q_ = q_from_tsqr(trees, n);
   if (tsqr_q_) q_stacks_ = DeviceBuffer<T>(stacks);
   tau_ = DeviceBuffer<T>(tau);
   counters_ = zeroed_counters(counters);
@@ -420,7 +425,8 @@ std::size_t CaqrRegisterPlan<T>::workspace_bytes(std::int64_t m, std::int64_t n)
   const auto trees = caqr_panel_trees<T>(m, n);
   for (const auto& tree : trees) {
     const auto sizes = tsqr_tree_sizes(tree);
-    count += sizes.stacks * (q_from_tsqr(trees.size(), n) ? 2 : 1) + sizes.tau + sizes.tree_t;
+    // The TSQR's Q stacks counted wherever they may be allocated (no device is asked here).
+    count += sizes.stacks * (trees.size() == 1 && n <= kTsqrQMaxWidth ? 2 : 1) + sizes.tau + sizes.tree_t;
     counters = std::max(counters, sizes.counters);
     workspace = std::max(workspace, tsqr_apply_workspace<T>(tree, n - c0));
     c0 += tree.n;
@@ -631,8 +637,7 @@ void CaqrRegisterPlan<T>::run(const T* a, std::int64_t lda, T* q, std::int64_t l
   if (tsqr_q_) {
     // One panel is a TSQR: its Q straight from the tree, root to leaves (a launch per level).
     kernels::launch_tsqr_register_form_q<T>(w, m, stacks_.data(), tau_.data(), q_stacks_.data(), q, ldq,
-                                            panels_.front().tree, cs, thin_tail_ ? leaf_q_.data() : nullptr,
-                                            panels_.front().tree.m, thin_tail_ ? leaf_q_formed_.get() : nullptr);
+                                            panels_.front().tree, cs);
   } else {
     wait(cs, identity_set_);
     form_q_group(q_groups_.back(), kCritical);

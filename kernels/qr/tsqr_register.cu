@@ -533,25 +533,20 @@ __global__ void __launch_bounds__(TH, (form_q_groups_at<T>(W) > 1 ? 2 * 256 / TH
 // thin depends on the leaf's V alone: it is formed (tsqr_form_q_kernel with IdentityTop) as soon
 // as the leaves are factored, beside the tree's factorization, and the leaf's 32-step reflector
 // chain leaves the critical path for this product: n² FMAs a row, no reduction.
-// Block `leaf`: Y (n × n) from its parent's output stack (y_in_stacks: y is level 1's q_stacks) or
-// from the leaf's own top n rows of y (ldy); out's leaf rows ← thin's · Y. out may be y (in place:
-// Y is read whole before any row is written, and a block writes its own leaf's rows only).
+// Block `leaf`: Y (n × n) from the leaf's own top n rows of x, then x's leaf rows ← thin's · Y, in
+// place (Y is read whole before any row is written, and a block writes its own leaf's rows only).
 template <class T, int W, int TH>
 __global__ void __launch_bounds__(TH)
-    tsqr_leaf_products_kernel(const T* thin, std::int64_t ldt, const T* y, std::int64_t ldy, bool y_in_stacks, T* out,
-                              std::int64_t ldo, const TsqrTreeArgs tree) {
+    tsqr_leaf_products_kernel(const T* thin, std::int64_t ldt, T* x, std::int64_t ldx, const TsqrTreeArgs tree) {
   constexpr int R = ApplyShape<T, W, TH>::rows_per_thread, kChunk = 4;
   static_assert(W % kChunk == 0, "whole chunks of columns");
   __shared__ alignas(16) T ys[W][W];  // ys[k][c] = Y(k, c), zero past n
   const int leaf = blockIdx.x, n = tree.n;
   const std::int64_t row0 = leaf_row(leaf, tree);
   const int rows = static_cast<int>(leaf_row(leaf + 1, tree) - row0);
-  const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n;
-  const T* const yl = y_in_stacks ? y + (leaf / tree.fan_in) * stack_ld * n + (leaf % tree.fan_in) * n : y + row0;
-  const std::int64_t ld = y_in_stacks ? stack_ld : ldy;
   for (int e = static_cast<int>(threadIdx.x); e < W * W; e += TH) {
     const int k = e % W, c = e / W;
-    ys[k][c] = k < n && c < n ? yl[k + c * ld] : T(0);
+    ys[k][c] = k < n && c < n ? x[row0 + k + static_cast<std::int64_t>(c) * ldx] : T(0);
   }
   T q[R][W];
 #pragma unroll
@@ -579,7 +574,7 @@ __global__ void __launch_bounds__(TH)
       if (r >= rows) continue;
 #pragma unroll
       for (int c = 0; c < kChunk; ++c)
-        if (c0 + c < n) out[row0 + r + static_cast<std::int64_t>(c0 + c) * ldo] = acc[i][c];
+        if (c0 + c < n) x[row0 + r + static_cast<std::int64_t>(c0 + c) * ldx] = acc[i][c];
     }
   }
 }
@@ -856,20 +851,6 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
   GPUFACT_CHECK_LAUNCH();
 }
 
-namespace {
-// Out's leaf rows ← each leaf's thin Q times its Y (tsqr_leaf_products_kernel).
-template <class T>
-void launch_leaf_products(const T* thin, std::int64_t ldt, const T* y, std::int64_t ldy, bool y_in_stacks, T* out,
-                          std::int64_t ldo, const TsqrTreeArgs& tree, cudaStream_t stream) {
-  with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
-    constexpr int W = decltype(w)::value, TH = decltype(th)::value;
-    tsqr_leaf_products_kernel<T, W, TH><<<static_cast<unsigned>(tree.nodes[0]), TH, 0, stream>>>(
-        thin, ldt, y, ldy, y_in_stacks, out, ldo, tree);
-  });
-  GPUFACT_CHECK_LAUNCH();
-}
-}  // namespace
-
 template <class T>
 void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* thin, std::int64_t ldt,
                                  const TsqrTreeArgs& tree, cudaStream_t stream) {
@@ -893,21 +874,19 @@ template <class T>
 void launch_caqr_register_leaf_products(const T* thin, std::int64_t ldt, T* x, std::int64_t ldx,
                                         const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
-  launch_leaf_products<T>(thin, ldt, x, ldx, false, x, ldx, tree, stream);
+  with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
+    constexpr int W = decltype(w)::value, TH = decltype(th)::value;
+    tsqr_leaf_products_kernel<T, W, TH><<<static_cast<unsigned>(tree.nodes[0]), TH, 0, stream>>>(thin, ldt, x, ldx,
+                                                                                                tree);
+  });
+  GPUFACT_CHECK_LAUNCH();
 }
 
 template <class T>
 void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
-                                 std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream, const T* leaf_q,
-                                 std::int64_t ld_leaf_q, cudaEvent_t leaf_q_formed) {
+                                 std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
-  const bool products = leaf_q != nullptr && tree.levels >= 1;
   for (int level = tree.levels; level >= 0; --level) {
-    if (level == 0 && products) {
-      if (leaf_q_formed != nullptr) GPUFACT_CUDA_CHECK(cudaStreamWaitEvent(stream, leaf_q_formed, 0));
-      launch_leaf_products<T>(leaf_q, ld_leaf_q, q_stacks + tree.stack_offset[1], 0, true, q, ldq, tree, stream);
-      return;
-    }
     const dim3 grid(static_cast<unsigned>(tree.nodes[level]));
     with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
       constexpr int W = decltype(w)::value, TH = decltype(th)::value;
@@ -1001,8 +980,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
                                                std::int64_t, bool, const TsqrTreeArgs&, cudaStream_t,             \
                                                TsqrFactorPart);                                                   \
   template void launch_tsqr_register_form_q<T>(const T*, std::int64_t, const T*, const T*, T*, T*, std::int64_t,   \
-                                               const TsqrTreeArgs&, cudaStream_t, const T*, std::int64_t,         \
-                                               cudaEvent_t);                                                      \
+                                               const TsqrTreeArgs&, cudaStream_t);                                \
   template void launch_tsqr_register_leaf_q<T>(const T*, std::int64_t, const T*, T*, std::int64_t,                \
                                                const TsqrTreeArgs&, cudaStream_t);                                \
   template void launch_caqr_register_leaf_products<T>(const T*, std::int64_t, T*, std::int64_t,                   \

@@ -69,15 +69,11 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
 
 // Q (m × n, ldq ≥ m) ← the first n columns of the orthogonal factor of the last factor call,
 // applying the tree top-down (one launch per level) to the identity. q_stacks: workspace the size
-// of `stacks`. leaf_q (m × n, ld_leaf_q ≥ m), where the tree has a level: the leaves' thin Q's as
-// launch_tsqr_register_leaf_q wrote them; the leaves' launch is then a product of each leaf's
-// thin Q with its rows of the tree's output (n² FMAs a row) instead of its reflector chain; it
-// first waits for leaf_q_formed where given (the tree's levels do not).
+// of `stacks`. (With the leaves' thin Q's, Q goes otherwise: launch_tsqr_register_leaf_tops_identity,
+// the tree levels by the split apply, launch_caqr_register_leaf_products.)
 template <class T>
 void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, const T* tau, T* q_stacks, T* q,
-                                 std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream,
-                                 const T* leaf_q = nullptr, std::int64_t ld_leaf_q = 0,
-                                 cudaEvent_t leaf_q_formed = nullptr);
+                                 std::int64_t ldq, const TsqrTreeArgs& tree, cudaStream_t stream);
 
 // thin (m × n, ldt ≥ m) ← each leaf's own thin Q: its reflectors (v, tau as the factor wrote them)
 // applied to the identity's first n columns, in the leaf's rows. It needs the leaves only, so it
@@ -92,9 +88,10 @@ void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* 
 template <class T>
 void launch_tsqr_register_leaf_tops_identity(T* x, std::int64_t ldx, const TsqrTreeArgs& tree, cudaStream_t stream);
 
-// CAQR's Q of a panel applied to the identity's columns, after its tree levels (x's rows from the
-// panel's first row, tree.n columns, each leaf's top n rows holding the tree's output and its other
-// rows zero): the leaves' part, in place, as thin·Y per leaf (thin from launch_tsqr_register_leaf_q).
+// A TSQR's (or CAQR panel's) Q applied to the identity's columns, after its tree levels (x's rows
+// from the panel's first row, tree.n columns, each leaf's top n rows holding the tree's output and
+// its other rows zero): the leaves' part, in place, as thin·Y per leaf (thin from
+// launch_tsqr_register_leaf_q); no row of x below a leaf's top n is read.
 template <class T>
 void launch_caqr_register_leaf_products(const T* thin, std::int64_t ldt, T* x, std::int64_t ldx,
                                         const TsqrTreeArgs& tree, cudaStream_t stream);
