@@ -3,6 +3,7 @@
 
     scripts/ktrace_summary.py TRACE.csv[.xz] [--top N] [--match TEXT] [--streams]
     scripts/ktrace_summary.py TRACE.csv[.xz] --timeline FROM:TO [--after TEXT] [--match TEXT]
+    scripts/ktrace_summary.py TRACE.csv[.xz] --sm-time FROM:TO [--after TEXT] [--sms N]
     scripts/ktrace_summary.py --self-test
 
 Prints, busiest first, each kernel (name cut at its template arguments' first '<' or '('), its
@@ -15,6 +16,13 @@ entry (or after the last start of a kernel whose name contains --after TEXT, e.g
 that opens the last timed call), in start order: offset, duration, gap since the stream's
 previous entry ended, stream, grid and name. That shows a critical chain: what runs back to back
 on one stream and where it waits.
+
+--sm-time FROM:TO (same window and --after) asks whether the window's kernels, side by side on
+several streams, are bound by the chain or by the SMs: per kernel, the SM-time its blocks hold,
+duration × min(SMs, grid / blocks per SM), with blocks per SM from its registers (64K a Hopper
+SM, a warp's allocated in 256s), shared memory (228 KB, 1 KB more a block) and threads (2048),
+against the window's span × SMs (--sms, 132 for an H100). An upper bound (a launch's last blocks
+count as if they held their SMs to its end); near or past 100% the SMs, not the chain, set the time.
 """
 import argparse
 import collections
@@ -76,6 +84,56 @@ def timeline(rows, plain, args) -> int:
     return 0
 
 
+def blocks_per_sm(row) -> int:
+    """Thread blocks of this launch one Hopper SM holds at once, by registers, shared memory and threads."""
+    threads = max(1, int(row["block"] or 1))
+    warps = (threads + 31) // 32
+    regs = max(1, int(row["registers"] or 1))
+    per_warp = (regs * 32 + 255) // 256 * 256
+    by_regs = 65536 // (per_warp * warps)
+    shared = int(row["shared_bytes"] or 0)
+    by_shared = 233472 // (shared + 1024)
+    return max(1, min(by_regs, by_shared, 2048 // threads, 32))
+
+
+def sm_time(rows, plain, args) -> int:
+    try:
+        lo, hi = (float(x) for x in args.sm_time.split(":"))
+    except ValueError:
+        print(f"--sm-time: expected FROM:TO in microseconds, got '{args.sm_time}'", file=sys.stderr)
+        return 2
+    kernels = sorted((r for r in rows if r["kind"] == "kernel"), key=lambda r: int(r["start_ns"]))
+    if not kernels:
+        print("no kernels", file=sys.stderr)
+        return 1
+    origin = int(kernels[0]["start_ns"])
+    if args.after:
+        starts = [int(r["start_ns"]) for r in kernels if args.after in short_name(plain[r["name"]])]
+        if not starts:
+            print(f"--after: no kernel name contains '{args.after}'", file=sys.stderr)
+            return 1
+        origin = starts[-1]
+    held = collections.Counter()
+    first = last = None
+    for r in kernels:
+        start, end = int(r["start_ns"]), int(r["end_ns"])
+        if not lo <= (start - origin) * 1e-3 <= hi:
+            continue
+        first = start if first is None else min(first, start)
+        last = end if last is None else max(last, end)
+        sms = min(args.sms, int(r["grid"] or 1) / blocks_per_sm(r))
+        held[short_name(plain[r["name"]])] += (end - start) * 1e-3 * sms
+    if first is None:
+        print("no kernels in the window", file=sys.stderr)
+        return 1
+    span = (last - first) * 1e-3
+    print(f"span {span:.1f} us x {args.sms} SMs = {span * args.sms:.0f} SM-us; "
+          f"kernels held {sum(held.values()):.0f} ({100 * sum(held.values()) / (span * args.sms):.0f}%)")
+    for name, t in held.most_common(args.top):
+        print(f"{name[:60]:60s} {t:11.0f} {100 * t / (span * args.sms):5.1f}%")
+    return 0
+
+
 SELF_TEST_TRACE = """kind,start_ns,end_ns,stream,grid,block,shared_bytes,registers,name
 kernel,1000,3000,7,1,256,0,32,"check_kernel"
 kernel,4000,9000,7,16,256,0,64,"panel_kernel<float>(float*)"
@@ -114,6 +172,14 @@ def self_test() -> int:
         rc, lines = run("--timeline", "0:100", "--match", "memcpy")
         assert rc == 0 and len(lines) == 2 and lines[1].split()[:3] == ["8.5", "0.5", "0.5"], lines
         assert run("--timeline", "x")[0] == 2
+        # panel_kernel: 16 blocks of 8 warps at 64 registers (16K a block), 4 a SM: 4 SMs for 5 and
+        # 2 us; update_kernel: 100 blocks of 4 warps at 40 registers (5K), 12 a SM: 8.3 SMs for 15 us.
+        rc, lines = run("--sm-time", "0:10", "--after", "check", "--sms", "10")
+        assert rc == 0 and lines[0].startswith("span 5.0 us x 10 SMs = 50 SM-us; kernels held 8 "), lines
+        rc, lines = run("--sm-time", "0:30", "--sms", "10")
+        assert rc == 0 and lines[1].split()[:2] == ["update_kernel", "125"], lines
+        assert lines[2].split()[:2] == ["panel_kernel", "28"], lines
+        assert run("--sm-time", "5:1")[0] == 1
         assert run("--timeline", "0:1", "--after", "nosuch")[0] == 1
     print("ktrace_summary self-test passed")
     return 0
@@ -129,6 +195,8 @@ def main() -> int:
     parser.add_argument("--streams", action="store_true")
     parser.add_argument("--timeline", default="")
     parser.add_argument("--after", default="")
+    parser.add_argument("--sm-time", default="")
+    parser.add_argument("--sms", type=int, default=132)
     args = parser.parse_args()
     opener = lzma.open if args.trace.endswith(".xz") else open
     with opener(args.trace, "rt", newline="") as f:
@@ -136,6 +204,8 @@ def main() -> int:
     plain = demangle(sorted({r["name"] for r in rows if r["kind"] == "kernel"}))
     if args.timeline:
         return timeline(rows, plain, args)
+    if args.sm_time:
+        return sm_time(rows, plain, args)
     count = collections.Counter()
     total = collections.Counter()
     for row in rows:
