@@ -53,24 +53,34 @@ def short_name(name: str) -> str:
     return name.strip()
 
 
-def timeline(rows, plain, args) -> int:
+def window(spec, option, rows, plain, after):
+    """(FROM, TO, origin in ns) of a FROM:TO window over rows sorted by start, or an exit code:
+    the origin is the first row's start, or the last start of a kernel whose name contains `after`."""
     try:
-        lo, hi = (float(x) for x in args.timeline.split(":"))
+        lo, hi = (float(x) for x in spec.split(":"))
     except ValueError:
-        print(f"--timeline: expected FROM:TO in microseconds, got '{args.timeline}'", file=sys.stderr)
+        print(f"{option}: expected FROM:TO in microseconds, got '{spec}'", file=sys.stderr)
         return 2
-    rows = sorted(rows, key=lambda r: int(r["start_ns"]))
     if not rows:
         print("no entries", file=sys.stderr)
         return 1
-    names = [short_name(plain[r["name"]]) if r["kind"] == "kernel" else f"{r['kind']} {r['name']}" for r in rows]
     origin = int(rows[0]["start_ns"])
-    if args.after:
-        starts = [int(r["start_ns"]) for r, n in zip(rows, names) if r["kind"] == "kernel" and args.after in n]
+    if after:
+        starts = [int(r["start_ns"]) for r in rows if r["kind"] == "kernel" and after in short_name(plain[r["name"]])]
         if not starts:
-            print(f"--after: no kernel name contains '{args.after}'", file=sys.stderr)
+            print(f"--after: no kernel name contains '{after}'", file=sys.stderr)
             return 1
         origin = starts[-1]
+    return lo, hi, origin
+
+
+def timeline(rows, plain, args) -> int:
+    rows = sorted(rows, key=lambda r: int(r["start_ns"]))
+    w = window(args.timeline, "--timeline", rows, plain, args.after)
+    if isinstance(w, int):
+        return w
+    lo, hi, origin = w
+    names = [short_name(plain[r["name"]]) if r["kind"] == "kernel" else f"{r['kind']} {r['name']}" for r in rows]
     print(f"{'start us':>10s} {'dur us':>8s} {'gap us':>8s} {'stream':>6s} {'grid':>6s}  name")
     stream_end = {}
     for r, name in zip(rows, names):
@@ -97,22 +107,11 @@ def blocks_per_sm(row) -> int:
 
 
 def sm_time(rows, plain, args) -> int:
-    try:
-        lo, hi = (float(x) for x in args.sm_time.split(":"))
-    except ValueError:
-        print(f"--sm-time: expected FROM:TO in microseconds, got '{args.sm_time}'", file=sys.stderr)
-        return 2
     kernels = sorted((r for r in rows if r["kind"] == "kernel"), key=lambda r: int(r["start_ns"]))
-    if not kernels:
-        print("no kernels", file=sys.stderr)
-        return 1
-    origin = int(kernels[0]["start_ns"])
-    if args.after:
-        starts = [int(r["start_ns"]) for r in kernels if args.after in short_name(plain[r["name"]])]
-        if not starts:
-            print(f"--after: no kernel name contains '{args.after}'", file=sys.stderr)
-            return 1
-        origin = starts[-1]
+    w = window(args.sm_time, "--sm-time", kernels, plain, args.after)
+    if isinstance(w, int):
+        return w
+    lo, hi, origin = w
     held = collections.Counter()
     first = last = None
     for r in kernels:
