@@ -42,9 +42,11 @@ constexpr int factor_groups_at(int w) { return w == 32 ? 4 : 1; }
 // scalars to shrink, while in four groups every lane loads each reflector row its group shares,
 // and CAQR's 32-wide FP32 leaf apply took 145 registers (one block per SM instead of two):
 // measured on the H200 at 8192 × 32 and 110592 × 32, that apply ran 15% and 24% slower, form_q
-// 6% slower and 9% faster. (CAQR's FP32 32-wide leaf apply now runs in four groups after all,
-// with V staged in shared memory: caqr_apply_leaves_staged_kernel.)
+// 6% slower and 9% faster. (CAQR's 32-wide leaf applies now run caqr_apply_leaves_columns_kernel,
+// each warp owning whole columns instead.)
 constexpr int kApplyGroups = 1;
+// The columns kernel's block: eight warps of four columns make a 32-wide tile.
+constexpr int kColumnsThreads = 256;
 // A TSQR's explicit Q (tsqr_form_q_kernel) is the exception at 32 wide in FP32: in two groups of
 // 16 columns (4 rows a thread) the column sums' butterfly takes 15 shuffles instead of 31 and the
 // block fits 128 registers, so two blocks share an SM (one at 140 registers before). Measured on
@@ -619,57 +621,53 @@ __global__ void __launch_bounds__(TH, (min_blocks<T, W, TH>()))
   store_rows<S>(r, tile(), ldx, rows(), xc);
 }
 
-// CAQR's FP32 32-wide leaf apply, with the leaf's V and τ staged in shared memory. Four lanes
-// share a row slot and take 8 columns each (8 rows a thread), as in the factor, so a reflector's
-// column sums take a butterfly of 7 shuffles a warp instead of 31, and a step reads its
-// reflector's rows from shared memory through a pointer walked along the columns: no tests (V is
-// staged unit lower trapezoidal, zeros past the leaf's rows) and no L2 wait. A step is about 205
-// instructions a warp against 330 in caqr_apply_leaves_kernel. An SM holding two of the 216
-// leaves at 110592 rows is issue-bound, so the fewer instructions pay. Measured on one H100 (same
-// card, interleaved): a Q tail apply 40.0 → 35.4 µs alone on the timeline; CAQR s 110592 × 100
-// 0.741 → 0.708 ms, × 256 3.025 → 2.777, 300000 × 100 1.798 → 1.666. Staged all at once before the
-// first step, with a branch and an L2 wait per entry in the staging loop, the same layout was no
-// faster (40.0 µs).
-template <class T, int W, int TH>
-using StagedShape = Shape<T, W, TH, 4>;
-
 // A one in global memory, where the staging copies the diagonal's ones from.
 template <class T>
 __device__ const T kUnit = T(1);
 
+// The bytes of a leaf's V staged in shared memory for caqr_apply_leaves_columns_kernel.
 template <class T, int W, int TH>
 constexpr std::size_t staged_bytes() {
-  return sizeof(T) * StagedShape<T, W, TH>::block_rows * W;
+  return sizeof(T) * ApplyShape<T, W, TH>::block_rows * W;
 }
 
+// CAQR's 32-wide leaf apply (FP32 and FP64, 256 threads): each warp owns whole columns of the
+// tile, warp w columns 4w … 4w + 3 over all the leaf's rows (lane l holds rows l, l + 32, …). A
+// reflector's column sums are then one warp's all-reduce of four values (ten shuffles) and no step
+// waits at a block barrier. The leaf's V and τ are staged in shared memory, in groups of 8 columns
+// in the order the steps take them (column 0 first for Qᵀ, the last first for Q), each one
+// cp.async group with zeros where not read and the diagonal's ones copied from a constant, so no
+// branch per entry: the steps start once the first group has landed, and the group waits are the
+// block's only barriers. A warp whose columns lie past the tile passes those barriers and returns.
+// A step is 128 FMAs, 16 shared loads and 10 shuffles a warp.
+// It replaced a kernel with four lanes to a row slot and 8 columns each, whose steps each summed the
+// columns over the block (a butterfly, partials through shared memory and a barrier). One H100,
+// same card, interleaved, two runs each, ms: FP32 110592 × 100 0.655 → 0.609, × 256 2.703 → 2.395,
+// 300000 × 100 1.553 → 1.434, × 256 6.93 → 6.09, 8192 × 512 1.531 → 1.470, × 32 and × 64 even;
+// a Q tail apply alone 37–41 → 31.5–35 µs. FP64 took caqr_apply_leaves_kernel (16-wide tiles, 128
+// threads): 110592 × 100 1.248 → 1.169, × 256 5.47 → 4.78, × 64 0.600 → 0.569, 8192 × 512 2.63 →
+// 2.47. For FP32 columns narrower than a tile the narrow classes stay (even at 110592 and 300000
+// × 100; 300000 × 41 0.431 → 0.450 with the FP32 remainder panel last as well).
 template <class T, int W, int TH, bool Forward>
-__global__ void __launch_bounds__(TH, 2 * 256 / TH)
-    caqr_apply_leaves_staged_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx, const T* x_in,
-                                    std::int64_t ld_in, int in_rows, int cols, const TsqrTreeArgs tree,
-                                    bool /* forward: Forward, the launchers' common signature */) {
-  using S = StagedShape<T, W, TH>;
-  constexpr int B = S::block_rows;
+__global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
+    caqr_apply_leaves_columns_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx,
+                                     const T* x_in, std::int64_t ld_in, int in_rows, int cols,
+                                     const TsqrTreeArgs tree, bool /* forward: Forward */) {
+  constexpr int B = ApplyShape<T, W, TH>::block_rows, R = B / 32, C = 4, kGroup = 8, kGroups = W / kGroup;
+  static_assert(W == C * TH / 32 && B % 32 == 0 && B == 2 * TH && W % kGroup == 0 && kGroups == 4,
+                "four columns a warp, whole rows a lane, two staged rows of a column per thread");
   extern __shared__ __align__(16) unsigned char staged[];
   T* const sv = reinterpret_cast<T*>(staged);
-  __shared__ Scratch<S> s;
-  const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), n = tree.n;
-  const auto rows = [&] { return static_cast<int>(leaf_row(node + 1, tree) - leaf_row(node, tree)); };
-  typename S::Rows r;
-  load_rows<S, false>(r, x_in + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ld_in, ld_in,
-                      min(rows(), in_rows), xc);
-  // V's columns in groups of kGroup, in the order the steps take them (column 0 first for Qᵀ, the
-  // last first for Q), each group one cp.async group (zeros where not read, the diagonal's ones
-  // from a constant in global memory, so no branch per entry): the steps start once the first
-  // group has landed, and the others land meanwhile.
-  constexpr int kGroup = 8, kGroups = W / kGroup;
-  static_assert(B == 2 * TH && W <= TH && W % kGroup == 0, "two rows of a column per thread, whole groups");
   __shared__ T taus[W];
+  const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), n = tree.n;
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  const std::int64_t row0 = leaf_row(node, tree);
+  const int m = static_cast<int>(leaf_row(node + 1, tree) - row0);
   const T* const node_tau = tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n;
   if (static_cast<int>(threadIdx.x) < n) taus[threadIdx.x] = node_tau[threadIdx.x];
   {
-    // Rows t and t + TH of each column: only the first can reach the diagonal.
-    const int t = static_cast<int>(threadIdx.x), m = rows();
-    const T* const lo = v + leaf_row(node, tree) + t;
+    const int t = static_cast<int>(threadIdx.x);
+    const T* const lo = v + row0 + t;
     const T* const hi = lo + TH;
     const bool hi_in = t + TH < m;
 #pragma unroll
@@ -687,38 +685,83 @@ __global__ void __launch_bounds__(TH, 2 * 256 / TH)
       cp_async_commit();
     }
   }
-  constexpr int R = S::rows_per_thread, C = S::cols;
-  const Place<S> at;
-  const T* vcol = sv + (Forward ? 0 : n - 1) * B + at.slot;  // this thread's first row of the step's reflector
-  const T* tcol = taus + (Forward ? 0 : n - 1);
-  int landed = 0;  // groups waited for
+  // The step's column lies in group `needed` (counted from column W − 1 for Q); every warp passes
+  // the same barriers, the idle ones included.
+  int landed = 0;
+  const auto wait_for = [&](int step) {
+    const int needed = (Forward ? step : W - n + step) / kGroup;
+    if (needed < landed) return;
+    switch (needed) {
+      case 0: cp_async_wait<3>(); break;
+      case 1: cp_async_wait<2>(); break;
+      case 2: cp_async_wait<1>(); break;
+      default: cp_async_wait<0>(); break;
+    }
+    __syncthreads();
+    landed = needed + 1;
+  };
+  const int first = warp * C;
+  if (first >= xc) {
+    for (int step = 0; step < n; ++step) wait_for(step);
+    return;
+  }
+  T r[R][C];
+  {
+    const int rows_in = min(m, in_rows);
+    const T* const src = x_in + row0 + static_cast<std::int64_t>(c0 + first) * ld_in + lane;
+#pragma unroll
+    for (int k = 0; k < C; ++k)
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+        r[i][k] = first + k < xc && lane + 32 * i < rows_in ? src[32 * i + k * ld_in] : T(0);
+  }
+  const bool hi_half = lane & 16, hi_quarter = lane & 8;
 #pragma unroll 1
   for (int step = 0; step < n; ++step) {
-    // The step's column lies in group `needed` (the groups are counted from column W − 1 for Q).
-    const int needed = (Forward ? step : W - n + step) / kGroup;
-    if (needed >= landed) {
-      static_assert(kGroups == 4, "the waits below");
-      switch (needed) {
-        case 0: cp_async_wait<3>(); break;
-        case 1: cp_async_wait<2>(); break;
-        case 2: cp_async_wait<1>(); break;
-        default: cp_async_wait<0>(); break;
-      }
-      __syncthreads();
-      landed = needed + 1;
-    }
+    wait_for(step);
+    const int j = Forward ? step : n - 1 - step;
+    const T* const vcol = sv + j * B + lane;
     T vr[R];
 #pragma unroll
-    for (int i = 0; i < R; ++i) vr[i] = vcol[i * S::slots];
+    for (int i = 0; i < R; ++i) vr[i] = vcol[32 * i];
+    // The four column sums over this lane's rows, two chains each.
     T p[C];
-    column_products<S>(r, vr, p);
-    T tot[C];
-    load_vec<T, C>(block_column_totals<S>(p, s, step & 1) + at.col(0), tot);
-    reflect_rows<S>(r, vr, *tcol, tot);
-    vcol += Forward ? B : -B;
-    tcol += Forward ? 1 : -1;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+      T even = 0, odd = 0;
+#pragma unroll
+      for (int i = 0; i < R; i += 2) {
+        even += vr[i] * r[i][k];
+        odd += vr[i + 1] * r[i + 1][k];
+      }
+      p[k] = even + odd;
+    }
+    // All-reduce over the warp: lanes 16 apart trade two columns, lanes 8 apart one, so lane l
+    // holds column 2·(l ≥ 16) + (l & 8 ≠ 0) summed over four lanes; three more stages sum it over
+    // the warp, and each column's total comes from the lane that holds it.
+    T a0 = hi_half ? p[2] : p[0], a1 = hi_half ? p[3] : p[1];
+    a0 += __shfl_xor_sync(0xffffffffu, hi_half ? p[0] : p[2], 16);
+    a1 += __shfl_xor_sync(0xffffffffu, hi_half ? p[1] : p[3], 16);
+    T b = hi_quarter ? a1 : a0;
+    b += __shfl_xor_sync(0xffffffffu, hi_quarter ? a0 : a1, 8);
+    b += __shfl_xor_sync(0xffffffffu, b, 4);
+    b += __shfl_xor_sync(0xffffffffu, b, 2);
+    b += __shfl_xor_sync(0xffffffffu, b, 1);
+    const T tau_j = taus[j];
+    T tw[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) tw[k] = tau_j * __shfl_sync(0xffffffffu, b, k * 8);
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+#pragma unroll
+      for (int k = 0; k < C; ++k) r[i][k] -= vr[i] * tw[k];
   }
-  store_rows<S>(r, x + leaf_row(node, tree) + static_cast<std::int64_t>(c0) * ldx, ldx, rows(), xc);
+  T* const dst = x + row0 + static_cast<std::int64_t>(c0 + first) * ldx + lane;
+#pragma unroll
+  for (int k = 0; k < C; ++k)
+#pragma unroll
+    for (int i = 0; i < R; ++i)
+      if (first + k < xc && lane + 32 * i < m) dst[32 * i + k * ldx] = r[i][k];
 }
 
 template <class T, int W, int TH>
@@ -933,44 +976,42 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
       leaves(leaf_kernel, threads, tiles, leaf_shared);
     }
   };
-  // Columns narrower than the panel: the leaves by a narrower column class at 128 threads when its
-  // block holds a leaf's rows (a 32-wide panel's 512-row leaves on 4 columns: 6 rows × 12 columns
-  // a thread instead of 2 × 32, so a reflector's column sums cover 16 columns, not 32). Measured
-  // on one H100 (CAQR, 110592 rows, ms): × 100 (a last panel of 4 columns) 1.007 → 0.968, × 72
-  // 0.665 → 0.614, FP64 × 100 1.78 → 1.62.
-  // FP64 takes 16-wide tiles for wider columns too (110592 rows: × 100 1.617 → 1.555 ms, × 512
-  // 23.95 → 20.94); FP32 at most ±2.5% either way (× 100 0.966 against 0.977), so not.
-  const int narrow = sizeof(T) == 8 && cols > 16
-                         ? 16
-                         : tsqr_register_width(static_cast<int>(std::min<std::int64_t>(cols, kTsqrMaxWidth)));
-  if (!with_tree && narrow < w && most_leaf_rows(tree) <= tsqr_register_block_rows<T>(narrow, 128)) {
+  // Columns narrower than the panel: FP32 leaves by a narrower column class at 128 threads when
+  // its block holds a leaf's rows (a 32-wide panel's 512-row leaves on 4 columns: 6 rows × 12
+  // columns a thread instead of 2 × 32, so a reflector's column sums cover 16 columns, not 32).
+  // Measured on one H100 (CAQR, 110592 rows, ms): × 100 (a last panel of 4 columns) 1.007 → 0.968,
+  // × 72 0.665 → 0.614. 32-wide panels' leaves otherwise by the columns kernel, FP64's at any
+  // width (see caqr_apply_leaves_columns_kernel).
+  const bool by_columns = w == kTsqrMaxWidth && tree.threads == kColumnsThreads;
+  const int narrow = tsqr_register_width(static_cast<int>(std::min<std::int64_t>(cols, kTsqrMaxWidth)));
+  if (!with_tree && narrow < w && !(by_columns && sizeof(T) == 8) &&
+      most_leaf_rows(tree) <= tsqr_register_block_rows<T>(narrow, 128)) {
     with_class(narrow, 128, [&](auto cw, auto th) {
       constexpr int W = decltype(cw)::value, TH = decltype(th)::value;
       leaves(caqr_apply_leaves_kernel<T, W, TH>, TH, static_cast<unsigned>((cols + W - 1) / W));
     });
     return;
   }
+  if (by_columns) {
+    constexpr int W = kTsqrMaxWidth, TH = kColumnsThreads;
+    constexpr std::size_t bytes = staged_bytes<T, W, TH>();
+    static const bool attribute_set = [] {
+      for (const void* kernel : {reinterpret_cast<const void*>(caqr_apply_leaves_columns_kernel<T, W, TH, true>),
+                                 reinterpret_cast<const void*>(caqr_apply_leaves_columns_kernel<T, W, TH, false>)})
+        GPUFACT_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      return true;
+    }();
+    (void)attribute_set;
+    if (transpose)
+      run(caqr_apply_leaves_columns_kernel<T, W, TH, true>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
+    else
+      run(caqr_apply_leaves_columns_kernel<T, W, TH, false>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
+    return;
+  }
   with_class(w, tree.threads, [&](auto cw, auto th) {
     constexpr int W = decltype(cw)::value, TH = decltype(th)::value;
-    if constexpr (std::is_same_v<T, float> && W == 32) {
-      static_assert(StagedShape<T, W, TH>::block_rows == ApplyShape<T, W, TH>::block_rows,
-                    "the staged apply takes the leaves the factor makes");
-      constexpr std::size_t bytes = staged_bytes<T, W, TH>();
-      static const bool attribute_set = [] {
-        for (const void* kernel : {reinterpret_cast<const void*>(caqr_apply_leaves_staged_kernel<T, W, TH, true>),
-                                   reinterpret_cast<const void*>(caqr_apply_leaves_staged_kernel<T, W, TH, false>)})
-          GPUFACT_CUDA_CHECK(
-              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-        return true;
-      }();
-      (void)attribute_set;
-      if (transpose)
-        run(caqr_apply_leaves_staged_kernel<T, W, TH, true>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
-      else
-        run(caqr_apply_leaves_staged_kernel<T, W, TH, false>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
-    } else {
-      run(caqr_apply_leaves_kernel<T, W, TH>, caqr_apply_tree_kernel<T, W, TH>, TH, 0);
-    }
+    run(caqr_apply_leaves_kernel<T, W, TH>, caqr_apply_tree_kernel<T, W, TH>, TH, 0);
   });
 }
 
