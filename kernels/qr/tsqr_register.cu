@@ -45,7 +45,8 @@ constexpr int factor_groups_at(int w) { return w == 32 ? 4 : 1; }
 // 6% slower and 9% faster. (CAQR's 32-wide leaf applies now run caqr_apply_leaves_columns_kernel,
 // each warp owning whole columns instead.)
 constexpr int kApplyGroups = 1;
-// The columns kernel's block: eight warps of four columns make a 32-wide tile.
+// The columns layout's block (caqr_apply_leaves_columns_kernel, factor_columns): eight warps of
+// four columns make a 32-wide tile.
 constexpr int kColumnsThreads = 256;
 // A TSQR's explicit Q (tsqr_form_q_kernel) is the exception at 32 wide in FP32: in two groups of
 // 16 columns (4 rows a thread) the column sums' butterfly takes 15 shuffles instead of 31 and the
@@ -404,6 +405,164 @@ __device__ __forceinline__ void apply_block(typename S::Rows& x, const typename 
   }
 }
 
+// The columns layout of a 32-wide block of 256 threads (caqr_apply_leaves_columns_kernel's): warp
+// w holds columns 4w … 4w + 3 and lane l rows l, l + 32, … of the block's 512.
+constexpr int kColumnsPerWarp = 4;
+constexpr int kColumnsRows = 16;  // rows a lane holds
+template <class T>
+using ColumnRows = T[kColumnsRows][kColumnsPerWarp];
+
+// The block's pivot column, double-buffered across reflectors like Scratch's.
+template <class T>
+struct ColumnsScratch {
+  T pivot[2][32 * kColumnsRows];
+};
+
+__device__ __forceinline__ int columns_first() { return (static_cast<int>(threadIdx.x) >> 5) * kColumnsPerWarp; }
+__device__ __forceinline__ int columns_lane() { return static_cast<int>(threadIdx.x) & 31; }
+
+template <class T, bool kFresh>
+__device__ __forceinline__ void load_columns(ColumnRows<T>& x, const T* src, std::int64_t ld, int rows, int n) {
+  const int first = columns_first(), lane = columns_lane();
+#pragma unroll
+  for (int k = 0; k < kColumnsPerWarp; ++k)
+#pragma unroll
+    for (int i = 0; i < kColumnsRows; ++i) {
+      const int r = lane + 32 * i, c = first + k;
+      const bool in = r < rows && c < n;
+      x[i][k] = in ? (kFresh ? __ldcg(src + r + c * ld) : src[r + c * ld]) : T(0);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void store_columns(const ColumnRows<T>& x, T* dst, std::int64_t ld, int rows, int n) {
+  const int first = columns_first(), lane = columns_lane();
+#pragma unroll
+  for (int k = 0; k < kColumnsPerWarp; ++k)
+#pragma unroll
+    for (int i = 0; i < kColumnsRows; ++i)
+      if (lane + 32 * i < rows && first + k < n) dst[lane + 32 * i + (first + k) * ld] = x[i][k];
+}
+
+// R (the top n rows, upper triangle) to dst, with zeros below the diagonal if asked; row t < n ≤ 32
+// is lane t's first row.
+template <class T>
+__device__ __forceinline__ void store_r_columns(const ColumnRows<T>& x, T* dst, std::int64_t ld, int n,
+                                                bool zeros_below = true) {
+  const int first = columns_first(), t = columns_lane();
+  if (t >= n) return;
+#pragma unroll
+  for (int k = 0; k < kColumnsPerWarp; ++k) {
+    const int c = first + k;
+    if (c < n && (zeros_below || c >= t)) dst[t + c * ld] = c >= t ? x[0][k] : T(0);
+  }
+}
+
+// p[k] = Σ_i c[i]·x[i][k] over this lane's rows, in two chains each.
+template <class T>
+__device__ __forceinline__ void column_sums(const T (&c)[kColumnsRows], const ColumnRows<T>& x,
+                                            T (&p)[kColumnsPerWarp]) {
+#pragma unroll
+  for (int k = 0; k < kColumnsPerWarp; ++k) {
+    T even = 0, odd = 0;
+#pragma unroll
+    for (int i = 0; i < kColumnsRows; i += 2) {
+      even += c[i] * x[i][k];
+      odd += c[i + 1] * x[i + 1][k];
+    }
+    p[k] = even + odd;
+  }
+}
+
+// The sum over the warp of each lane's a[0 … 3], every lane getting the four totals. Lanes
+// 16 apart trade two values and lanes 8 apart one, so lane l then holds value 2·(l ≥ 16) + (l & 8
+// ≠ 0) summed over four lanes; three more stages sum it over the warp, and each total comes from a
+// lane that holds it.
+template <class T>
+__device__ __forceinline__ void warp_all_reduce4(T (&a)[4]) {
+  const int lane = columns_lane();
+  const bool hi_half = lane & 16, hi_quarter = lane & 8;
+  T a0 = hi_half ? a[2] : a[0], a1 = hi_half ? a[3] : a[1];
+  a0 += __shfl_xor_sync(0xffffffffu, hi_half ? a[0] : a[2], 16);
+  a1 += __shfl_xor_sync(0xffffffffu, hi_half ? a[1] : a[3], 16);
+  T b = hi_quarter ? a1 : a0;
+  b += __shfl_xor_sync(0xffffffffu, hi_quarter ? a0 : a1, 8);
+  b += __shfl_xor_sync(0xffffffffu, b, 4);
+  b += __shfl_xor_sync(0xffffffffu, b, 2);
+  b += __shfl_xor_sync(0xffffffffu, b, 1);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) a[k] = __shfl_sync(0xffffffffu, b, k * 8);
+}
+template <class T>
+__device__ __forceinline__ T warp_all_reduce(T s) {
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset >>= 1) s += __shfl_xor_sync(0xffffffffu, s, offset);
+  return s;
+}
+
+// factor_block in the columns layout. Reflector j: the warp that holds column j parks it (as the
+// reflectors before left it) in shared memory; after one barrier every warp reads it and sums it
+// against its own four columns and itself (the norm below the diagonal) over the warp, so each warp
+// forms the same β, τ and 1/(α − β) and applies the reflector to its columns past j with no
+// further exchange. Warps whose columns all lie before j only pass the barrier.
+template <class T>
+__device__ __forceinline__ void factor_columns(ColumnRows<T>& x, int n, T* tau, ColumnsScratch<T>& s) {
+  constexpr int R = kColumnsRows, C = kColumnsPerWarp;
+  const int first = columns_first(), lane = columns_lane();
+#pragma unroll 1
+  for (int j = 0; j < n; ++j) {
+    T* const pivot = s.pivot[j & 1];
+    const int owner_first = j & ~(C - 1);
+    if (first == owner_first) {
+#pragma unroll
+      for (int k = 0; k < C; ++k)
+        if (first + k == j) {
+#pragma unroll
+          for (int i = 0; i < R; ++i) pivot[lane + 32 * i] = x[i][k];
+        }
+    }
+    __syncthreads();
+    if (first + C <= j) continue;  // this warp's columns are all done
+    T below[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) below[i] = i > 0 || lane > j ? pivot[lane + 32 * i] : T(0);
+    const T alpha = pivot[j];
+    T p[C];
+    column_sums<T>(below, x, p);
+    T sq0 = 0, sq1 = 0;
+#pragma unroll
+    for (int i = 0; i < R; i += 2) {
+      sq0 += below[i] * below[i];
+      sq1 += below[i + 1] * below[i + 1];
+    }
+    // Row j of this warp's columns (lane j's first row), fetched before the sums complete.
+    T top[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) top[k] = __shfl_sync(0xffffffffu, x[0][k], j);
+    warp_all_reduce4(p);
+    const T sigma = warp_all_reduce(sq0 + sq1);
+    T tau_j = 0, beta = alpha, scale = 0;
+    if (sigma != T(0)) reflector_scalars(alpha, sigma, beta, tau_j, scale);
+    T tw[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) tw[k] = first + k > j ? tau_j * (top[k] + p[k] * scale) : T(0);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const T v = below[i] * scale;
+      const bool diagonal = i == 0 && lane == j;
+      const T vr = diagonal ? T(1) : v;
+#pragma unroll
+      for (int k = 0; k < C; ++k) x[i][k] -= vr * tw[k];
+      // Column j: β on the diagonal, v below it, R's entries above it kept.
+      const bool on_or_below = i > 0 || lane >= j;
+#pragma unroll
+      for (int k = 0; k < C; ++k)
+        if (first + k == j && on_or_below) x[i][k] = diagonal ? beta : v;
+    }
+    if (first == owner_first && lane == 0) tau[j] = tau_j;
+  }
+}
+
 __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTreeArgs& tree) {
   return leaf * tree.m / tree.nodes[0];
 }
@@ -416,16 +575,17 @@ __device__ __forceinline__ std::int64_t leaf_row(std::int64_t leaf, const TsqrTr
 // 32-wide panel's tree launch (14 nodes, then the root) 78 → 49 µs, its whole factorization in
 // one launch unchanged (~107 µs).
 // MB: blocks per SM the registers must allow (see launch_tsqr_register_factor).
-template <class T, int W, int TH, int MB = min_blocks<T, W, TH>()>
+template <class T, int W, int TH, int MB = min_blocks<T, W, TH>(), bool Columns = false>
 __global__ void __launch_bounds__(TH, MB)
     tsqr_factor_kernel(const T* a, std::int64_t lda, T* v, std::int64_t ldv, T* stacks, T* tau, unsigned* counters,
                        T* r, std::int64_t ldr, bool r_zeros_below, const TsqrTreeArgs tree, int part) {
   using S = FactorShape<T, W, TH>;
-  __shared__ Scratch<S> s;
+  static_assert(!Columns || (W == 32 && TH == 256), "the columns layout is a 32-wide block of 256 threads");
+  __shared__ std::conditional_t<Columns, ColumnsScratch<T>, Scratch<S>> s;
   __shared__ int last;
   const int n = tree.n;
   const std::int64_t stack_ld = static_cast<std::int64_t>(tree.fan_in) * n;
-  typename S::Rows x;
+  std::conditional_t<Columns, ColumnRows<T>, typename S::Rows> x;
 
   // Where a level's block lies: the leaf's rows of A (V over them), or the node's stack (V in
   // place). Found again for the store after the factorization rather than kept across it, where
@@ -451,23 +611,43 @@ __global__ void __launch_bounds__(TH, MB)
       const Place at = place(level, node);
       // A node's stack past L1: other blocks of this launch wrote it. A leaf's rows of A through
       // it: past it too, 10⁶ × 10 took 5% longer.
-      if (level == 0)
-        load_rows<S, false>(x, at.in, at.ld_in, at.rows, n);
-      else
-        load_rows<S, true>(x, at.in, at.ld_in, at.rows, n);
+      if constexpr (Columns) {
+        if (level == 0)
+          load_columns<T, false>(x, at.in, at.ld_in, at.rows, n);
+        else
+          load_columns<T, true>(x, at.in, at.ld_in, at.rows, n);
+      } else {
+        if (level == 0)
+          load_rows<S, false>(x, at.in, at.ld_in, at.rows, n);
+        else
+          load_rows<S, true>(x, at.in, at.ld_in, at.rows, n);
+      }
     }
-    factor_block<S>(x, n, tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * n, s);
+    T* const node_tau = tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * n;
+    if constexpr (Columns)
+      factor_columns<T>(x, n, node_tau, s);
+    else
+      factor_block<S>(x, n, node_tau, s);
     {
       const Place at = place(level, node);
-      store_rows<S>(x, at.out, at.ld_out, at.rows, n);
+      if constexpr (Columns)
+        store_columns<T>(x, at.out, at.ld_out, at.rows, n);
+      else
+        store_rows<S>(x, at.out, at.ld_out, at.rows, n);
     }
+    const auto put_r = [&](T* dst, std::int64_t ld, bool zeros_below) {
+      if constexpr (Columns)
+        store_r_columns<T>(x, dst, ld, n, zeros_below);
+      else
+        store_r<S>(x, dst, ld, n, zeros_below);
+    };
     if (level == tree.levels) {
-      store_r<S>(x, r, ldr, n, r_zeros_below);
+      put_r(r, ldr, r_zeros_below);
       return;
     }
     const int parent = node / tree.fan_in;
     T* stack = stacks + tree.stack_offset[level + 1] + static_cast<std::int64_t>(parent) * stack_ld * n;
-    store_r<S>(x, stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, n);
+    put_r(stack + static_cast<std::int64_t>(node % tree.fan_in) * n, stack_ld, true);
     if (part == static_cast<int>(TsqrFactorPart::leaves)) return;
     const int kids = min(tree.fan_in, tree.nodes[level] - parent * tree.fan_in);
     // Publish this block's R, then count it in; the last of the node's children factors the node.
@@ -653,14 +833,14 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     caqr_apply_leaves_columns_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx,
                                      const T* x_in, std::int64_t ld_in, int in_rows, int cols,
                                      const TsqrTreeArgs tree, bool /* forward: Forward */) {
-  constexpr int B = ApplyShape<T, W, TH>::block_rows, R = B / 32, C = 4, kGroup = 8, kGroups = W / kGroup;
-  static_assert(W == C * TH / 32 && B % 32 == 0 && B == 2 * TH && W % kGroup == 0 && kGroups == 4,
-                "four columns a warp, whole rows a lane, two staged rows of a column per thread");
+  constexpr int B = ApplyShape<T, W, TH>::block_rows, R = kColumnsRows, kGroup = 8, kGroups = W / kGroup;
+  static_assert(W == kColumnsPerWarp * TH / 32 && B == 32 * R && B == 2 * TH && kGroups == 4,
+                "the columns layout, two staged rows of a column per thread");
   extern __shared__ __align__(16) unsigned char staged[];
   T* const sv = reinterpret_cast<T*>(staged);
   __shared__ T taus[W];
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), n = tree.n;
-  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+  const int lane = columns_lane(), first = columns_first();
   const std::int64_t row0 = leaf_row(node, tree);
   const int m = static_cast<int>(leaf_row(node + 1, tree) - row0);
   const T* const node_tau = tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n;
@@ -700,22 +880,12 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     __syncthreads();
     landed = needed + 1;
   };
-  const int first = warp * C;
   if (first >= xc) {
     for (int step = 0; step < n; ++step) wait_for(step);
     return;
   }
-  T r[R][C];
-  {
-    const int rows_in = min(m, in_rows);
-    const T* const src = x_in + row0 + static_cast<std::int64_t>(c0 + first) * ld_in + lane;
-#pragma unroll
-    for (int k = 0; k < C; ++k)
-#pragma unroll
-      for (int i = 0; i < R; ++i)
-        r[i][k] = first + k < xc && lane + 32 * i < rows_in ? src[32 * i + k * ld_in] : T(0);
-  }
-  const bool hi_half = lane & 16, hi_quarter = lane & 8;
+  ColumnRows<T> r;
+  load_columns<T, false>(r, x_in + row0 + static_cast<std::int64_t>(c0) * ld_in, ld_in, min(m, in_rows), xc);
 #pragma unroll 1
   for (int step = 0; step < n; ++step) {
     wait_for(step);
@@ -724,44 +894,18 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     T vr[R];
 #pragma unroll
     for (int i = 0; i < R; ++i) vr[i] = vcol[32 * i];
-    // The four column sums over this lane's rows, two chains each.
-    T p[C];
-#pragma unroll
-    for (int k = 0; k < C; ++k) {
-      T even = 0, odd = 0;
-#pragma unroll
-      for (int i = 0; i < R; i += 2) {
-        even += vr[i] * r[i][k];
-        odd += vr[i + 1] * r[i + 1][k];
-      }
-      p[k] = even + odd;
-    }
-    // All-reduce over the warp: lanes 16 apart trade two columns, lanes 8 apart one, so lane l
-    // holds column 2·(l ≥ 16) + (l & 8 ≠ 0) summed over four lanes; three more stages sum it over
-    // the warp, and each column's total comes from the lane that holds it.
-    T a0 = hi_half ? p[2] : p[0], a1 = hi_half ? p[3] : p[1];
-    a0 += __shfl_xor_sync(0xffffffffu, hi_half ? p[0] : p[2], 16);
-    a1 += __shfl_xor_sync(0xffffffffu, hi_half ? p[1] : p[3], 16);
-    T b = hi_quarter ? a1 : a0;
-    b += __shfl_xor_sync(0xffffffffu, hi_quarter ? a0 : a1, 8);
-    b += __shfl_xor_sync(0xffffffffu, b, 4);
-    b += __shfl_xor_sync(0xffffffffu, b, 2);
-    b += __shfl_xor_sync(0xffffffffu, b, 1);
+    T tw[kColumnsPerWarp];
+    column_sums<T>(vr, r, tw);
+    warp_all_reduce4(tw);
     const T tau_j = taus[j];
-    T tw[C];
 #pragma unroll
-    for (int k = 0; k < C; ++k) tw[k] = tau_j * __shfl_sync(0xffffffffu, b, k * 8);
+    for (int k = 0; k < kColumnsPerWarp; ++k) tw[k] *= tau_j;
 #pragma unroll
     for (int i = 0; i < R; ++i)
 #pragma unroll
-      for (int k = 0; k < C; ++k) r[i][k] -= vr[i] * tw[k];
+      for (int k = 0; k < kColumnsPerWarp; ++k) r[i][k] -= vr[i] * tw[k];
   }
-  T* const dst = x + row0 + static_cast<std::int64_t>(c0 + first) * ldx + lane;
-#pragma unroll
-  for (int k = 0; k < C; ++k)
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-      if (first + k < xc && lane + 32 * i < m) dst[32 * i + k * ldx] = r[i][k];
+  store_columns<T>(r, x + row0 + static_cast<std::int64_t>(c0) * ldx, ldx, m, xc);
 }
 
 template <class T, int W, int TH>
@@ -870,21 +1014,32 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
     if (part == TsqrFactorPart::tree) return;
     part = TsqrFactorPart::whole;
   }
+  // The columns layout (factor_columns) for 32-wide blocks of 256 threads: FP64's leaves and tree
+  // nodes, and FP32's leaves where there are more of them than SMs (two blocks per SM, one wave).
+  // One H100, same card, interleaved, two runs each, against the rows layout (FP32's leaves held to
+  // 128 registers there, two blocks per SM), ms: FP32 CAQR 110592 × 100 0.607 → 0.588, × 64 0.288
+  // → 0.279, × 32 0.1245 → 0.1224, 300000 × 100 1.432 → 1.388, × 32 0.275 → 0.262, TSQR 300000 ×
+  // 32 0.282 → 0.268; FP64 CAQR 110592 × 100 1.174 → 1.135, × 64 0.570 → 0.556, 8192 × 512 2.478
+  // → 2.370. A 32-wide panel's 216 leaves at 110592 rows took 39.6–41.5 µs on the timeline against
+  // 49.8. FP32's tree nodes (a latency-bound chain on a few SMs, 186 registers in rows) ran slower
+  // in columns: a panel's two levels 46–54 → 49–68 µs, CAQR 110592 × 32 0.124 → 0.134 ms.
+  const bool columns_leaves = tsqr_register_width(tree.n) == kTsqrMaxWidth && tree.threads == kColumnsThreads &&
+                              (sizeof(T) == 8 || tree.nodes[0] > current_device_sm_count());
+  if (sizeof(T) == 4 && columns_leaves && part == TsqrFactorPart::whole) {
+    // FP32 leaves in columns and the tree in rows: the whole factorization is the split one.
+    launch_tsqr_register_factor<T>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree, stream,
+                                   TsqrFactorPart::leaves);
+    launch_tsqr_register_factor<T>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree, stream,
+                                   TsqrFactorPart::tree);
+    return;
+  }
   const dim3 grid(static_cast<unsigned>(tree.nodes[part == TsqrFactorPart::tree ? 1 : 0]));
   with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
     constexpr int W = decltype(w)::value, TH = decltype(th)::value;
-    // A 32-wide FP32 block takes 186 registers, one block per SM. Where a leaves-only launch has
-    // more leaves than SMs, it runs an instance held to 128 registers (two blocks per SM, a few
-    // spills once per 8 reflectors) in one wave instead of two. Measured on one H100: a 32-wide
-    // panel's 216 leaves at 110592 rows 60 → 52 µs; CAQR s 110592 × 100 0.715 → 0.706 ms, × 64
-    // 0.357 → 0.347, 300000 × 100 1.673 → 1.632. The tree's nodes (a latency-bound chain on a few
-    // SMs) ran slower held to 128 registers (two levels 61 → 64 and 70 → 81 µs), and so did a
-    // whole panel in one launch (112 → 140 µs at 110592 × 100), so those keep the 186.
-    if constexpr (sizeof(T) == 4 && W == 32) {
-      if (part == TsqrFactorPart::leaves && tree.nodes[0] > current_device_sm_count()) {
-        tsqr_factor_kernel<T, W, TH, 2 * 256 / TH><<<grid, TH, 0, stream>>>(a, lda, v, ldv, stacks, tau, counters, r,
-                                                                          ldr, r_zeros_below, tree,
-                                                                          static_cast<int>(part));
+    if constexpr (W == kTsqrMaxWidth && TH == kColumnsThreads) {
+      if (sizeof(T) == 8 || (columns_leaves && part == TsqrFactorPart::leaves)) {
+        tsqr_factor_kernel<T, W, TH, sizeof(T) == 4 ? 2 : 1, true><<<grid, TH, 0, stream>>>(
+            a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree, static_cast<int>(part));
         return;
       }
     }
