@@ -819,7 +819,8 @@ constexpr std::size_t staged_bytes() {
 // cp.async group with zeros where not read and the diagonal's ones copied from a constant, so no
 // branch per entry: the steps start once the first group has landed, and the group waits are the
 // block's only barriers. A warp whose columns lie past the tile passes those barriers and returns.
-// A step is 128 FMAs, 16 shared loads and 10 shuffles a warp.
+// A step is 128 FMAs, 16 shared loads and 10 shuffles a warp. With x_in null, x starts as the
+// identity's leading columns (launch_tsqr_register_leaf_q's thin Q's).
 // It replaced a kernel with four lanes to a row slot and 8 columns each, whose steps each summed the
 // columns over the block (a butterfly, partials through shared memory and a barrier). One H100,
 // same card, interleaved, two runs each, ms: FP32 110592 × 100 0.655 → 0.609, × 256 2.703 → 2.395,
@@ -885,7 +886,14 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     return;
   }
   ColumnRows<T> r;
-  load_columns<T, false>(r, x_in + row0 + static_cast<std::int64_t>(c0) * ld_in, ld_in, min(m, in_rows), xc);
+  if (x_in != nullptr) {
+    load_columns<T, false>(r, x_in + row0 + static_cast<std::int64_t>(c0) * ld_in, ld_in, min(m, in_rows), xc);
+  } else {  // the identity's leading columns: the leaf's thin Q
+#pragma unroll
+    for (int k = 0; k < kColumnsPerWarp; ++k)
+#pragma unroll
+      for (int i = 0; i < R; ++i) r[i][k] = lane + 32 * i == c0 + first + k && first + k < xc ? T(1) : T(0);
+  }
 #pragma unroll 1
   for (int step = 0; step < n; ++step) {
     wait_for(step);
@@ -978,6 +986,21 @@ void with_class(int width, int threads, F&& f) {
   });
 }
 
+// The columns apply's shared memory (V staged), allowed once per precision; its bytes.
+template <class T>
+std::size_t prepare_columns_apply() {
+  constexpr int W = kTsqrMaxWidth, TH = kColumnsThreads;
+  constexpr std::size_t bytes = staged_bytes<T, W, TH>();
+  static const bool attribute_set = [] {
+    for (const void* kernel : {reinterpret_cast<const void*>(caqr_apply_leaves_columns_kernel<T, W, TH, true>),
+                               reinterpret_cast<const void*>(caqr_apply_leaves_columns_kernel<T, W, TH, false>)})
+      GPUFACT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    return true;
+  }();
+  (void)attribute_set;
+  return bytes;
+}
+
 }  // namespace
 
 static_assert(kWidths[std::size(kWidths) - 1] == kTsqrMaxWidth, "the widest class is the widest panel");
@@ -1053,10 +1076,21 @@ template <class T>
 void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* thin, std::int64_t ldt,
                                  const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
+  const unsigned leaves = static_cast<unsigned>(tree.nodes[0]);
+  if (tsqr_register_width(tree.n) == kTsqrMaxWidth && tree.threads == kColumnsThreads) {
+    // 32-wide leaves by the columns apply on the identity. One H100, same card, interleaved, two
+    // runs each, against tsqr_form_q_kernel, ms: FP32 TSQR 300000 × 32 0.2669 → 0.2629, CAQR
+    // 300000 × 32 0.2614 → 0.2596, 110592 × 64 / 100 / 256 even; FP64 CAQR 110592 × 64 0.556 →
+    // 0.532, × 256 4.834 → 4.796, TSQR 110592 × 32 0.2306 → 0.2285.
+    const std::size_t bytes = prepare_columns_apply<T>();
+    caqr_apply_leaves_columns_kernel<T, kTsqrMaxWidth, kColumnsThreads, false><<<leaves, kColumnsThreads, bytes, stream>>>(
+        v, ldv, tau, thin, ldt, nullptr, 0, 0, tree.n, tree, false);
+    GPUFACT_CHECK_LAUNCH();
+    return;
+  }
   with_class(tsqr_register_width(tree.n), tree.threads, [&](auto w, auto th) {
     constexpr int W = decltype(w)::value, TH = decltype(th)::value;
-    tsqr_form_q_kernel<T, W, TH, true><<<static_cast<unsigned>(tree.nodes[0]), TH, 0, stream>>>(
-        v, ldv, nullptr, tau, nullptr, thin, ldt, tree, 0);
+    tsqr_form_q_kernel<T, W, TH, true><<<leaves, TH, 0, stream>>>(v, ldv, nullptr, tau, nullptr, thin, ldt, tree, 0);
   });
   GPUFACT_CHECK_LAUNCH();
 }
@@ -1149,15 +1183,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   }
   if (by_columns) {
     constexpr int W = kTsqrMaxWidth, TH = kColumnsThreads;
-    constexpr std::size_t bytes = staged_bytes<T, W, TH>();
-    static const bool attribute_set = [] {
-      for (const void* kernel : {reinterpret_cast<const void*>(caqr_apply_leaves_columns_kernel<T, W, TH, true>),
-                                 reinterpret_cast<const void*>(caqr_apply_leaves_columns_kernel<T, W, TH, false>)})
-        GPUFACT_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-      return true;
-    }();
-    (void)attribute_set;
+    const std::size_t bytes = prepare_columns_apply<T>();
     if (transpose)
       run(caqr_apply_leaves_columns_kernel<T, W, TH, true>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
     else
