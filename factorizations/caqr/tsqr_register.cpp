@@ -375,9 +375,10 @@ template <class T>
 bool CaqrRegisterPlan<T>::register_leaves(const Panel& p, std::int64_t cols) const {
   // The leaves by the split apply while they fit in about one wave (3 FP32 blocks fit an SM's
   // shared memory; the same count measured best for FP64 too, whose blocks take twice the room),
-  // else by the register kernel. The tree's levels always by the split apply: a register tree
-  // level runs its node's 32-reflector chain over fan_in·w rows in one CTA per node and column
-  // tile, about 27 µs on the H200 however few the nodes.
+  // else by the register kernel. The tree's levels by the split apply, but for 32-wide levels on
+  // many blocks (see apply): a register tree level runs its node's 32-reflector chain over
+  // fan_in·w rows in one CTA per node and column tile, about 20 µs on an H100 however few the
+  // nodes (27 µs on the H200 in the rows layout).
   constexpr std::int64_t kSplitBlocksPerSm = 3;
   return kernels::wy_apply_split_thread_blocks<T>(p.levels.front(), cols) > kSplitBlocksPerSm * sm_count_;
 }
@@ -399,6 +400,20 @@ void CaqrRegisterPlan<T>::apply(const Panel& p, T* x, std::int64_t ldx, std::int
       kernels::launch_caqr_register_apply<T>(p.levels.front().v, m_, stacks_.data() + p.stack_offset,
                                              tau_.data() + p.tau_offset, x, ldx, cols, p.tree, transpose, s, false,
                                              x_in, ld_in, x_tops_only);
+      continue;
+    }
+    // A 32-wide panel's tree level on many blocks (nodes × 32-column tiles) by the columns apply,
+    // which needs no T, except in the critical update, which keeps the split apply's T for Q's
+    // groups. A level's block is a 32-step chain of about 20 µs alone, so few blocks lose to the
+    // split apply (all levels by columns: FP32 110592 × 100 0.586 → 0.680 ms, 8192 × 512 1.48 →
+    // 1.79). Measured on one H100 (same card, interleaved, two runs each), from 64 blocks, ms:
+    // FP32 110592 × 256 2.360 → 2.331, × 512 8.11 → 7.83, 300000 × 256 5.91 → 5.62, × 512 20.23 →
+    // 19.23, FP64 110592 × 256 4.832 → 4.740; × 100, × 64, × 32 and 8192 rows even.
+    const std::int64_t level_blocks =
+        l >= 1 ? p.tree.nodes[l] * ((cols + kernels::kTsqrMaxWidth - 1) / kernels::kTsqrMaxWidth) : 0;
+    if (l >= 1 && tree_t != TreeT::keep && level_blocks >= 64 && kernels::caqr_register_levels_by_columns(p.tree)) {
+      kernels::launch_caqr_register_apply_level<T>(stacks_.data() + p.stack_offset, tau_.data() + p.tau_offset, x, ldx,
+                                                   cols, p.tree, static_cast<int>(l), transpose, s);
       continue;
     }
     auto b = p.levels[l];

@@ -833,7 +833,7 @@ template <class T, int W, int TH, bool Forward>
 __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     caqr_apply_leaves_columns_kernel(const T* v, std::int64_t ldv, const T* tau, T* x, std::int64_t ldx,
                                      const T* x_in, std::int64_t ld_in, int in_rows, int cols,
-                                     const TsqrTreeArgs tree, bool /* forward: Forward */) {
+                                     const TsqrTreeArgs tree, bool /* forward: Forward */, int level) {
   constexpr int B = ApplyShape<T, W, TH>::block_rows, R = kColumnsRows, kGroup = 8, kGroups = W / kGroup;
   static_assert(W == kColumnsPerWarp * TH / 32 && B == 32 * R && B == 2 * TH && kGroups == 4,
                 "the columns layout, two staged rows of a column per thread");
@@ -842,13 +842,23 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
   __shared__ T taus[W];
   const int node = blockIdx.x, c0 = blockIdx.y * W, xc = min(W, cols - c0), n = tree.n;
   const int lane = columns_lane(), first = columns_first();
-  const std::int64_t row0 = leaf_row(node, tree);
-  const int m = static_cast<int>(leaf_row(node + 1, tree) - row0);
-  const T* const node_tau = tau + tree.tau_offset[0] + static_cast<std::int64_t>(node) * n;
+  // A leaf: its rows of x from row0 on, V over them. A tree node (level ≥ 1, n = 32): child i's
+  // top 32 rows (those of its first leaf) are the node's rows 32i …, lane l's register row i;
+  // V in the level's stack, from v on (ldv its leading dimension).
+  const std::int64_t row0 = level == 0 ? leaf_row(node, tree) : 0;
+  const int kids = level == 0 ? 0 : min(tree.fan_in, tree.nodes[level - 1] - node * tree.fan_in);
+  const int m = level == 0 ? static_cast<int>(leaf_row(node + 1, tree) - row0) : kids * n;
+  std::int64_t span = 1;  // leaves per child
+  for (int l = 1; l < level; ++l) span *= tree.fan_in;
+  const auto child_row = [&](int i) {
+    return leaf_row((static_cast<std::int64_t>(node) * tree.fan_in + i) * span, tree) + lane;
+  };
+  const T* const node_v = level == 0 ? v + row0 : v + static_cast<std::int64_t>(node) * ldv * n;
+  const T* const node_tau = tau + tree.tau_offset[level] + static_cast<std::int64_t>(node) * n;
   if (static_cast<int>(threadIdx.x) < n) taus[threadIdx.x] = node_tau[threadIdx.x];
   {
     const int t = static_cast<int>(threadIdx.x);
-    const T* const lo = v + row0 + t;
+    const T* const lo = node_v + t;
     const T* const hi = lo + TH;
     const bool hi_in = t + TH < m;
 #pragma unroll
@@ -886,7 +896,15 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     return;
   }
   ColumnRows<T> r;
-  if (x_in != nullptr) {
+  T* const tile = x + static_cast<std::int64_t>(c0 + first) * ldx;
+  if (level > 0) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const std::int64_t g = i < kids ? child_row(i) : 0;
+#pragma unroll
+      for (int k = 0; k < kColumnsPerWarp; ++k) r[i][k] = i < kids && first + k < xc ? tile[g + k * ldx] : T(0);
+    }
+  } else if (x_in != nullptr) {
     load_columns<T, false>(r, x_in + row0 + static_cast<std::int64_t>(c0) * ld_in, ld_in, min(m, in_rows), xc);
   } else {  // the identity's leading columns: the leaf's thin Q
 #pragma unroll
@@ -912,6 +930,17 @@ __global__ void __launch_bounds__(TH, (sizeof(T) == 4 ? 2 * 256 / TH : 1))
     for (int i = 0; i < R; ++i)
 #pragma unroll
       for (int k = 0; k < kColumnsPerWarp; ++k) r[i][k] -= vr[i] * tw[k];
+  }
+  if (level > 0) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (i >= kids) continue;
+      const std::int64_t g = child_row(i);
+#pragma unroll
+      for (int k = 0; k < kColumnsPerWarp; ++k)
+        if (first + k < xc) tile[g + k * ldx] = r[i][k];
+    }
+    return;
   }
   store_columns<T>(r, x + row0 + static_cast<std::int64_t>(c0) * ldx, ldx, m, xc);
 }
@@ -1084,7 +1113,7 @@ void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* 
     // 0.532, × 256 4.834 → 4.796, TSQR 110592 × 32 0.2306 → 0.2285.
     const std::size_t bytes = prepare_columns_apply<T>();
     caqr_apply_leaves_columns_kernel<T, kTsqrMaxWidth, kColumnsThreads, false><<<leaves, kColumnsThreads, bytes, stream>>>(
-        v, ldv, tau, thin, ldt, nullptr, 0, 0, tree.n, tree, false);
+        v, ldv, tau, thin, ldt, nullptr, 0, 0, tree.n, tree, false, 0);
     GPUFACT_CHECK_LAUNCH();
     return;
   }
@@ -1126,6 +1155,39 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
     });
     GPUFACT_CHECK_LAUNCH();
   }
+}
+
+bool caqr_register_levels_by_columns(const TsqrTreeArgs& tree) {
+  return tree.n == kTsqrMaxWidth && tree.threads == kColumnsThreads;
+}
+
+template <class T>
+void launch_caqr_register_apply_level(const T* stacks, const T* tau, T* x, std::int64_t ldx, std::int64_t cols,
+                                      const TsqrTreeArgs& tree, int level, bool transpose, cudaStream_t stream) {
+  check_tree<T>(tree);
+  if (!caqr_register_levels_by_columns(tree))
+    throw std::invalid_argument("register CAQR: a tree level by the columns apply takes " +
+                                std::to_string(kTsqrMaxWidth) + " columns and " + std::to_string(kColumnsThreads) +
+                                " threads, not " + std::to_string(tree.n) + " and " + std::to_string(tree.threads));
+  if (level < 1 || level > tree.levels)
+    throw std::invalid_argument("register CAQR: tree level " + std::to_string(level) + "; the tree has 1 … " +
+                                std::to_string(tree.levels));
+  if (cols <= 0) return;
+  constexpr int W = kTsqrMaxWidth, TH = kColumnsThreads;
+  const std::int64_t tiles = (cols + W - 1) / W;
+  if (tiles > 65535) throw std::invalid_argument("register CAQR: " + std::to_string(cols) + " columns is too many tiles");
+  const std::size_t bytes = prepare_columns_apply<T>();
+  const dim3 grid(static_cast<unsigned>(tree.nodes[level]), static_cast<unsigned>(tiles));
+  const T* const v = stacks + tree.stack_offset[level];
+  const std::int64_t ldv = static_cast<std::int64_t>(tree.fan_in) * tree.n;
+  const int c = static_cast<int>(cols);
+  if (transpose)
+    caqr_apply_leaves_columns_kernel<T, W, TH, true><<<grid, TH, bytes, stream>>>(
+        v, ldv, tau, x, ldx, x, ldx, std::numeric_limits<int>::max(), c, tree, true, level);
+  else
+    caqr_apply_leaves_columns_kernel<T, W, TH, false><<<grid, TH, bytes, stream>>>(
+        v, ldv, tau, x, ldx, x, ldx, std::numeric_limits<int>::max(), c, tree, false, level);
+  GPUFACT_CHECK_LAUNCH();
 }
 
 template <class T>
@@ -1184,10 +1246,30 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   if (by_columns) {
     constexpr int W = kTsqrMaxWidth, TH = kColumnsThreads;
     const std::size_t bytes = prepare_columns_apply<T>();
+    const auto columns = [&](auto leaf_kernel) {
+      const auto node_level = [&](int l) {
+        if (caqr_register_levels_by_columns(tree))
+          launch_caqr_register_apply_level<T>(stacks, tau, x, ldx, cols, tree, l, transpose, stream);
+        else
+          level(caqr_apply_tree_kernel<T, W, TH>, TH, l);
+      };
+      const auto leaf_level = [&] {
+        leaf_kernel<<<dim3(static_cast<unsigned>(tree.nodes[0]), tiles), TH, bytes, stream>>>(
+            v, ldv, tau, x, ldx, src, ld_src, in_rows, c, tree, transpose, 0);
+        GPUFACT_CHECK_LAUNCH();
+      };
+      if (transpose) {
+        leaf_level();
+        for (int l = 1; l <= levels; ++l) node_level(l);
+      } else {
+        for (int l = levels; l >= 1; --l) node_level(l);
+        leaf_level();
+      }
+    };
     if (transpose)
-      run(caqr_apply_leaves_columns_kernel<T, W, TH, true>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
+      columns(caqr_apply_leaves_columns_kernel<T, W, TH, true>);
     else
-      run(caqr_apply_leaves_columns_kernel<T, W, TH, false>, caqr_apply_tree_kernel<T, W, TH>, TH, bytes);
+      columns(caqr_apply_leaves_columns_kernel<T, W, TH, false>);
     return;
   }
   with_class(w, tree.threads, [&](auto cw, auto th) {
@@ -1208,6 +1290,8 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   template void launch_caqr_register_leaf_products<T>(const T*, std::int64_t, T*, std::int64_t,                   \
                                                       const TsqrTreeArgs&, cudaStream_t);                         \
   template void launch_tsqr_register_leaf_tops_identity<T>(T*, std::int64_t, const TsqrTreeArgs&, cudaStream_t);    \
+  template void launch_caqr_register_apply_level<T>(const T*, const T*, T*, std::int64_t, std::int64_t,          \
+                                                    const TsqrTreeArgs&, int, bool, cudaStream_t);                \
   template void launch_caqr_register_apply<T>(const T*, std::int64_t, const T*, const T*, T*, std::int64_t,        \
                                               std::int64_t, const TsqrTreeArgs&, bool, cudaStream_t, bool, const T*, \
                                               std::int64_t, bool);

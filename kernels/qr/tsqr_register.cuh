@@ -102,8 +102,10 @@ void launch_caqr_register_leaf_products(const T* thin, std::int64_t ldt, T* x, s
 // representative rows (the top n rows of leaf c·fan_in^(ℓ−1)) carry the tree's part, so after Qᵀ
 // the panel's top n rows of x hold R's rows. One launch for the leaves, one per tree level;
 // with_tree false: the leaves alone (the caller applies the tree's levels, after the leaves for
-// Qᵀ and before them for Q), in column tiles of the narrowest class that holds `cols` (FP64: of at
-// most 16 columns) where a 128-thread block of it holds a leaf's rows, else of the panel's width.
+// Qᵀ and before them for Q). FP32 leaves take column tiles of the narrowest class that holds
+// `cols` where a 128-thread block of it holds a leaf's rows, else of the panel's width; 32-wide
+// panels of 256-thread blocks run the columns layout (FP64 at any `cols`, and the tree levels too
+// where tree.n is 32: launch_caqr_register_apply_level).
 // x_in (leaves alone): the leaves read x's entries from x_in (ld_in) and write them to x, so that
 // CAQR's first panel applies straight from A into its work copy, which every row of the leaves
 // covers; std::invalid_argument with the tree. x_tops_only (Q's leaves alone): x is zero below each
@@ -114,5 +116,15 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
                                 std::int64_t cols, const TsqrTreeArgs& tree, bool transpose, cudaStream_t stream,
                                 bool with_tree = true, const T* x_in = nullptr, std::int64_t ld_in = 0,
                                 bool x_tops_only = false);
+
+// Whether launch_caqr_register_apply_level takes the tree's levels: 32 columns, 256 threads.
+bool caqr_register_levels_by_columns(const TsqrTreeArgs& tree);
+
+// One tree level's Qᵀ (transpose) or Q applied to x's rows that the level mixes (each child's
+// first leaf's top n rows, rows counted from the tree's first), `cols` columns, in place: a block
+// per node and 32-column tile in the columns layout (caqr_apply_leaves_columns_kernel).
+template <class T>
+void launch_caqr_register_apply_level(const T* stacks, const T* tau, T* x, std::int64_t ldx, std::int64_t cols,
+                                      const TsqrTreeArgs& tree, int level, bool transpose, cudaStream_t stream);
 
 }  // namespace gpufact::kernels
