@@ -257,10 +257,11 @@ TYPED_TEST(GpuTsqrRegister, CaqrFactorsAnyWidth) {
   };
   // Narrow panels (first in FP32, last in FP64) of 12 (44), 9 (41), 16 (48), 8 (40) and 1 (33)
   // columns; one panel at 37 × 32 (Q by the applies),
-  // 110592 × 16 and 10⁶ × 10 (a TSQR: Q from its tree).
+  // 110592 × 16 and 10⁶ × 10 (a TSQR: Q from its tree); 300000 × 100, whose look-ahead's tree
+  // level has 37 nodes × 2 column tiles (the columns apply's levels).
   for (const Shape s : {Shape{40, 40}, Shape{300, 300}, Shape{1000, 100}, Shape{5000, 33}, Shape{5000, 44},
                         Shape{110592, 41}, Shape{8192, 64}, Shape{8192, 200}, Shape{110592, 100}, Shape{300000, 48},
-                        Shape{37, 32}, Shape{110592, 16}, Shape{1000000, 10}}) {
+                        Shape{37, 32}, Shape{110592, 16}, Shape{1000000, 10}, Shape{300000, 100}}) {
     SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n));
     const auto a = this->random(s.m, s.n, 4321 + static_cast<std::uint64_t>(s.m + s.n));
     auto da = this->upload(a);
