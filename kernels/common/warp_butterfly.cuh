@@ -1,5 +1,5 @@
-// Sums over a warp's 32 lanes of N values per lane, with about N shuffles instead of 5·N: a
-// transposed butterfly.
+// Sums over a warp's 32 lanes: of N values per lane, with about N shuffles instead of 5·N (a
+// transposed butterfly), and of one value (warp_sum).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,6 +22,14 @@ __device__ __forceinline__ void butterfly(T (&p)[N], int lane) {
     }
     butterfly<T, N, H / 2>(p, lane);
   }
+}
+
+// The sum of x over the warp's 32 lanes, in every lane.
+template <class T>
+__device__ __forceinline__ T warp_sum(T x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
 }
 
 }  // namespace gpufact::kernels

@@ -23,12 +23,6 @@ constexpr int kTreeTileCols = kTreeApplyThreads / 32;
 
 extern __shared__ __align__(16) unsigned char caqr_smem[];
 
-template <class T>
-__device__ __forceinline__ T warp_sum(T x) {
-  for (int off = kWarp / 2; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-  return x;
-}
-
 // Lets `kernel` use all opt-in shared memory (once per kernel, before any capture needs it).
 // The opt-in limit covers static plus dynamic shared memory, so the kernel's static part is
 // subtracted (asking for the whole limit is an invalid value when the kernel has any).

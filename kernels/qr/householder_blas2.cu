@@ -1,6 +1,7 @@
 #include "kernels/qr/householder_blas2.cuh"
 
 #include "core/cuda/check.hpp"
+#include "kernels/common/warp_butterfly.cuh"
 
 #include <algorithm>
 #include <stdexcept>
@@ -20,12 +21,6 @@ constexpr int kUpdateColumns = 16;  // columns per update block
 int rows_per_thread(std::int64_t rows) {
   const std::int64_t wanted = (rows + kThreads * kTargetRowBlocks - 1) / (kThreads * kTargetRowBlocks);
   return static_cast<int>(std::clamp<std::int64_t>(wanted, 1, kMaxRowsPerThread));
-}
-
-template <class T>
-__device__ __forceinline__ T warp_sum(T x) {
-  for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-  return x;
 }
 
 // Sum over the block, valid in thread 0. Every thread of the block must call it.

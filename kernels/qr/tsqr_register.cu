@@ -474,30 +474,17 @@ __device__ __forceinline__ void column_sums(const T (&c)[kColumnsRows], const Co
   }
 }
 
-// The sum over the warp of each lane's a[0 … 3], every lane getting the four totals. Lanes
-// 16 apart trade two values and lanes 8 apart one, so lane l then holds value 2·(l ≥ 16) + (l & 8
-// ≠ 0) summed over four lanes; three more stages sum it over the warp, and each total comes from a
-// lane that holds it.
+// The sum over the warp of each lane's a[0 … 3], every lane getting the four totals: the
+// transposed butterfly's two stages leave lane l value 2·(l ≥ 16) + (l & 8 ≠ 0) summed over four
+// lanes, three more stages sum it over the warp, and each total comes from a lane that holds it.
 template <class T>
 __device__ __forceinline__ void warp_all_reduce4(T (&a)[4]) {
-  const int lane = columns_lane();
-  const bool hi_half = lane & 16, hi_quarter = lane & 8;
-  T a0 = hi_half ? a[2] : a[0], a1 = hi_half ? a[3] : a[1];
-  a0 += __shfl_xor_sync(0xffffffffu, hi_half ? a[0] : a[2], 16);
-  a1 += __shfl_xor_sync(0xffffffffu, hi_half ? a[1] : a[3], 16);
-  T b = hi_quarter ? a1 : a0;
-  b += __shfl_xor_sync(0xffffffffu, hi_quarter ? a0 : a1, 8);
-  b += __shfl_xor_sync(0xffffffffu, b, 4);
-  b += __shfl_xor_sync(0xffffffffu, b, 2);
-  b += __shfl_xor_sync(0xffffffffu, b, 1);
+  butterfly<T, 4, 2>(a, columns_lane());
+  T b = a[0];
+#pragma unroll
+  for (int offset = 4; offset > 0; offset >>= 1) b += __shfl_xor_sync(0xffffffffu, b, offset);
 #pragma unroll
   for (int k = 0; k < 4; ++k) a[k] = __shfl_sync(0xffffffffu, b, k * 8);
-}
-template <class T>
-__device__ __forceinline__ T warp_all_reduce(T s) {
-#pragma unroll
-  for (int offset = 16; offset >= 1; offset >>= 1) s += __shfl_xor_sync(0xffffffffu, s, offset);
-  return s;
 }
 
 // factor_block in the columns layout. Reflector j: the warp that holds column j parks it (as the
@@ -540,7 +527,7 @@ __device__ __forceinline__ void factor_columns(ColumnRows<T>& x, int n, T* tau, 
 #pragma unroll
     for (int k = 0; k < C; ++k) top[k] = __shfl_sync(0xffffffffu, x[0][k], j);
     warp_all_reduce4(p);
-    const T sigma = warp_all_reduce(sq0 + sq1);
+    const T sigma = warp_sum(sq0 + sq1);
     T tau_j = 0, beta = alpha, scale = 0;
     if (sigma != T(0)) reflector_scalars(alpha, sigma, beta, tau_j, scale);
     T tw[C];
@@ -1015,6 +1002,11 @@ void with_class(int width, int threads, F&& f) {
   });
 }
 
+// Whether the tree's blocks take the columns layout: the 32-wide class at 256 threads.
+bool columns_layout(const TsqrTreeArgs& tree) {
+  return tsqr_register_width(tree.n) == kTsqrMaxWidth && tree.threads == kColumnsThreads;
+}
+
 // The columns apply's shared memory (V staged), allowed once per precision; its bytes.
 template <class T>
 std::size_t prepare_columns_apply() {
@@ -1075,8 +1067,7 @@ void launch_tsqr_register_factor(const T* a, std::int64_t lda, T* v, std::int64_
   // → 2.370. A 32-wide panel's 216 leaves at 110592 rows took 39.6–41.5 µs on the timeline against
   // 49.8. FP32's tree nodes (a latency-bound chain on a few SMs, 186 registers in rows) ran slower
   // in columns: a panel's two levels 46–54 → 49–68 µs, CAQR 110592 × 32 0.124 → 0.134 ms.
-  const bool columns_leaves = tsqr_register_width(tree.n) == kTsqrMaxWidth && tree.threads == kColumnsThreads &&
-                              (sizeof(T) == 8 || tree.nodes[0] > current_device_sm_count());
+  const bool columns_leaves = columns_layout(tree) && (sizeof(T) == 8 || tree.nodes[0] > current_device_sm_count());
   if (sizeof(T) == 4 && columns_leaves && part == TsqrFactorPart::whole) {
     // FP32 leaves in columns and the tree in rows: the whole factorization is the split one.
     launch_tsqr_register_factor<T>(a, lda, v, ldv, stacks, tau, counters, r, ldr, r_zeros_below, tree, stream,
@@ -1106,7 +1097,7 @@ void launch_tsqr_register_leaf_q(const T* v, std::int64_t ldv, const T* tau, T* 
                                  const TsqrTreeArgs& tree, cudaStream_t stream) {
   check_tree<T>(tree);
   const unsigned leaves = static_cast<unsigned>(tree.nodes[0]);
-  if (tsqr_register_width(tree.n) == kTsqrMaxWidth && tree.threads == kColumnsThreads) {
+  if (columns_layout(tree)) {
     // 32-wide leaves by the columns apply on the identity. One H100, same card, interleaved, two
     // runs each, against tsqr_form_q_kernel, ms: FP32 TSQR 300000 × 32 0.2669 → 0.2629, CAQR
     // 300000 × 32 0.2614 → 0.2596, 110592 × 64 / 100 / 256 even; FP64 CAQR 110592 × 64 0.556 →
@@ -1158,7 +1149,7 @@ void launch_tsqr_register_form_q(const T* v, std::int64_t ldv, const T* stacks, 
 }
 
 bool caqr_register_levels_by_columns(const TsqrTreeArgs& tree) {
-  return tree.n == kTsqrMaxWidth && tree.threads == kColumnsThreads;
+  return tree.n == kTsqrMaxWidth && columns_layout(tree);
 }
 
 template <class T>
@@ -1233,7 +1224,7 @@ void launch_caqr_register_apply(const T* v, std::int64_t ldv, const T* stacks, c
   // Measured on one H100 (CAQR, 110592 rows, ms): × 100 (a last panel of 4 columns) 1.007 → 0.968,
   // × 72 0.665 → 0.614. 32-wide panels' leaves otherwise by the columns kernel, FP64's at any
   // width (see caqr_apply_leaves_columns_kernel).
-  const bool by_columns = w == kTsqrMaxWidth && tree.threads == kColumnsThreads;
+  const bool by_columns = columns_layout(tree);
   const int narrow = tsqr_register_width(static_cast<int>(std::min<std::int64_t>(cols, kTsqrMaxWidth)));
   if (!with_tree && narrow < w && !(by_columns && sizeof(T) == 8) &&
       most_leaf_rows(tree) <= tsqr_register_block_rows<T>(narrow, 128)) {
