@@ -381,6 +381,42 @@ TEST(SymmetricNorm2, LargeMatricesFindTheirExtremes) {
   EXPECT_LT(norm, 0.25 + 1e-12);
 }
 
+// QᵀQ of LAPACK's orthonormal FP64 Q of 10⁶ × 10 summed pairwise over row chunks, against exact
+// products (TwoProd by FMA) summed with compensation (Neumaier): entry by entry within one √n·ε
+// unit, well inside what the QR tests' ‖I − QᵀQ‖₂ ≤ 10 √n ε needs of the check itself.
+TEST(PairwiseGram, MatchesCompensatedSumsOnATallOrthonormalQ) {
+  constexpr std::int64_t m = 1000000, n = 10;
+  HostMatrix<double> q(m, n);
+  fill_uniform(q.view(), 4321);
+  std::vector<double> tau(n);
+  ASSERT_EQ(host::geqrf<double>(m, n, q.data(), q.ld(), tau.data()), 0);
+  ASSERT_EQ(host::orgqr<double>(m, n, n, q.data(), q.ld(), tau.data()), 0);
+  HostMatrix<double> gram(n, n);
+  pairwise_gram(q, gram);
+  const double unit = std::sqrt(static_cast<double>(n)) * std::numeric_limits<double>::epsilon() / 2;
+  double worst = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = j; i < n; ++i) {
+      double sum = 0, compensation = 0;
+      const auto add = [&](double x) {
+        const double t = sum + x;
+        compensation += std::abs(sum) >= std::abs(x) ? (sum - t) + x : (x - t) + sum;
+        sum = t;
+      };
+      for (std::int64_t r = 0; r < m; ++r) {
+        const double p = q(r, i) * q(r, j);
+        add(p);
+        add(std::fma(q(r, i), q(r, j), -p));
+      }
+      worst = std::max(worst, std::abs(gram(i, j) - (sum + compensation)));
+    }
+  // An ulp of QᵀQ's diagonal (≈ 1) is 0.63 √n ε here; the pairwise sums stay within 1 √n ε (0.63
+  // measured), where a dsyrk over all rows reported ‖I − QᵀQ‖₂ 3 to 10 times too large.
+  EXPECT_LT(worst / unit, 1.0) << "pairwise against compensated sums, in √n ε";
+  HostMatrix<double> wrong(n, n + 1);
+  EXPECT_THROW(pairwise_gram(q, wrong), std::invalid_argument);
+}
+
 TEST(LinalgMisc, FreshSeedsDiffer) { EXPECT_NE(fresh_seed(), fresh_seed()); }
 
 TEST(LinalgMisc, BlasThreadsCanBeSet) {

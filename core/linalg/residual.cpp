@@ -41,7 +41,7 @@ HostMatrix<double> to_double(MatrixView<const T> a) {
 
 // Lower triangle of QᵀQ for rows [first, first + rows) of q, summed pairwise over chunks of rows
 // (the rounding error then grows with log(m) rather than with m).
-void pairwise_gram(const HostMatrix<double>& q, std::int64_t first, std::int64_t rows, HostMatrix<double>& out) {
+void pairwise_gram_rows(const HostMatrix<double>& q, std::int64_t first, std::int64_t rows, HostMatrix<double>& out) {
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t n = q.cols();
   if (rows <= kChunk) {
@@ -49,14 +49,21 @@ void pairwise_gram(const HostMatrix<double>& q, std::int64_t first, std::int64_t
     return;
   }
   const std::int64_t half = (rows / 2 + kChunk - 1) / kChunk * kChunk;
-  pairwise_gram(q, first, half, out);
+  pairwise_gram_rows(q, first, half, out);
   HostMatrix<double> bottom(n, n);
-  pairwise_gram(q, first + half, rows - half, bottom);
+  pairwise_gram_rows(q, first + half, rows - half, bottom);
   for (std::int64_t j = 0; j < n; ++j)
     for (std::int64_t i = j; i < n; ++i) out(i, j) += bottom(i, j);
 }
 
 }  // namespace
+
+void pairwise_gram(const HostMatrix<double>& x, HostMatrix<double>& out) {
+  if (out.rows() != x.cols() || out.cols() != x.cols())
+    throw std::invalid_argument("pairwise_gram: out must be " + std::to_string(x.cols()) + " × " +
+                                std::to_string(x.cols()));
+  pairwise_gram_rows(x, 0, x.rows(), out);
+}
 
 double symmetric_norm2(MatrixView<const double> lower) {
   require_col_major(lower, "symmetric_norm2: E");
@@ -131,7 +138,7 @@ QrErrors qr_explicit_residual(MatrixView<const T> a, MatrixView<const T> q, Matr
   QrErrors e;
   e.factorization = scaled(host::lange('1', m, n, res.data(), res.ld()), a_norm);
   HostMatrix<double> gram(n, n);
-  pairwise_gram(qd, 0, m, gram);
+  pairwise_gram(qd, gram);
   for (std::int64_t j = 0; j < n; ++j) gram(j, j) -= 1.0;
   e.orthogonality = host::lansy('1', Uplo::lower, n, gram.data(), gram.ld());
   e.orthogonality_2 = symmetric_norm2(gram.view());

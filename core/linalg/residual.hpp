@@ -40,6 +40,12 @@ QrErrors qr_explicit_residual(MatrixView<const T> a, MatrixView<const T> q, Matr
 // 3000 eigenvalues spread evenly (no gap at the end), at once for an isolated one.
 double symmetric_norm2(MatrixView<const double> lower);
 
+// out (n × n) ← the lower triangle of XᵀX for the m × n matrix x, summed pairwise over chunks of
+// 4096 rows: the rounding error grows with log(m), not with m. For LAPACK's FP64 Q of two uniform
+// random 10⁶ × 10 matrices, one dsyrk over every row gave ‖I − QᵀQ‖₂ = 13.3 and 5.1 √n ε where
+// exact products and sums give 1.28 and 1.58; pairwise sums gave 1.59 for the second.
+void pairwise_gram(const HostMatrix<double>& x, HostMatrix<double>& out);
+
 // ‖I − QᵀQ‖₁ / (m ε) for an explicit m × n Q with orthonormal columns.
 template <class T>
 double orthogonality_error(MatrixView<const T> q);
