@@ -6,7 +6,10 @@ usage: sass_loop_counts.py --cuobjdump=TOOL LIBRARY OUT.cpp   (build step; TOOL 
        sass_loop_counts.py --sass FILE OUT.cpp                 (from saved `cuobjdump -sass` text)
        sass_loop_counts.py --cuobjdump=TOOL BINARY --json      (the JSON object on stdout: gpufact
                                                                 runs this on itself when it was
-                                                                built where cuobjdump was missing)
+                                                                built where cuobjdump was missing;
+                                                                only the six kernels are
+                                                                disassembled where their names are
+                                                                found in BINARY, else all of it)
        sass_loop_counts.py --self-test
 
 The main loop of a kernel is the span [target, branch] of the backward branch that encloses the
@@ -106,6 +109,38 @@ def loops_from_sass(sass):
     return loops
 
 
+# A kernel's device name as the host code registers it: a NUL-terminated string in the binary
+# (the host's own symbol for it has internal linkage, ...L22sgemm_volkov...; PTX names its
+# parameters ..._param_N).
+KERNEL_NAME = re.compile(
+    rb"(?<![A-Za-z0-9_])_ZN[A-Za-z0-9_]*?[^L0-9][0-9]+sgemm_volkov_n[nt]_kernelILi[0-9]E[A-Za-z0-9_]*(?=\0)")
+
+
+def kernel_names(blob):
+    """The sgemm_volkov kernels' device names found in a binary's bytes (not inside the host
+    stubs' symbols)."""
+    return sorted({m.group(0).decode() for m in KERNEL_NAME.finditer(blob) if b"_param_" not in m.group(0)})
+
+
+def sass_at_run_time(tool, binary):
+    """(SASS text, how it was made, error). The whole binary's SASS took 45-50 s on a GPU node, so
+    only the six kernels are disassembled (cuobjdump -fun) where their names are found."""
+    try:
+        with open(binary, "rb") as f:
+            names = kernel_names(f.read())
+    except OSError:
+        names = []
+    name = binary.split("/")[-1]
+    if len(names) == 6:
+        run = subprocess.run([tool, "-sass", "-fun", ",".join(names), binary], capture_output=True, text=True)
+        if run.returncode == 0 and len(loops_from_sass(run.stdout)) == 6:
+            return run.stdout, f"cuobjdump -sass -fun <the 6 kernels> {name} (at run time)", None
+    run = subprocess.run([tool, "-sass", binary], capture_output=True, text=True)
+    if run.returncode != 0:
+        return None, None, f"{tool} -sass failed: {run.stderr.strip()[:300]}"
+    return run.stdout, f"cuobjdump -sass {name} (at run time)", None
+
+
 def write_cpp(path, doc):
     text = json.dumps(doc, indent=1, sort_keys=True)
     with open(path, "w") as f:
@@ -161,6 +196,18 @@ def self_test():
     if loops != want:
         print("FAIL: got", loops, "want", want)
         return 1
+    blob = (b"\0_ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nn_kernelILi0EEEvlllfPKflS4_lfPfl\0"
+            b"_ZN7gpufact7kernels12_GLOBAL__N_1L22sgemm_volkov_nn_kernelILi1EEEvlllfPKflS4_lfPfl\0"
+            b"_ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nn_kernelILi1EEEvlllfPKflS4_lfPfl_param_0\0"
+            b"_ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nn_kernelILi2EEEvlllfPKflS4_lfPfl.cold\0"
+            b"_ZZL131__device_stub__ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nn_kernelILi0EEEvlllfPKflS4_"
+            b"lfPfllllfPKflS0_lfPflE8__handle\0_ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nt_kernelILi2EEEv"
+            b"lllfPKflS4_lfPfl\0_ZN7gpufact7kernels4sgemmEv\0")
+    names = kernel_names(blob)
+    if names != ["_ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nn_kernelILi0EEEvlllfPKflS4_lfPfl",
+                 "_ZN7gpufact7kernels12_GLOBAL__N_122sgemm_volkov_nt_kernelILi2EEEvlllfPKflS4_lfPfl"]:
+        print("FAIL: kernel names", names)
+        return 1
     doc = document(SAMPLE, "sample")
     if doc["available"]:
         print("FAIL: two kernels must not count as all six")
@@ -174,11 +221,8 @@ def main(argv):
         return self_test()
     if len(argv) == 4 and argv[1].startswith("--cuobjdump=") and argv[3] == "--json":
         tool, binary = argv[1][len("--cuobjdump="):], argv[2]
-        run = subprocess.run([tool, "-sass", binary], capture_output=True, text=True)
-        if run.returncode != 0:
-            doc = {"available": False, "reason": f"{tool} -sass failed: {run.stderr.strip()[:300]}"}
-        else:
-            doc = document(run.stdout, "cuobjdump -sass " + binary.split("/")[-1] + " (at run time)")
+        sass, origin, error = sass_at_run_time(tool, binary)
+        doc = {"available": False, "reason": error} if error else document(sass, origin)
         print(json.dumps(doc))
         return 0
     if len(argv) == 4 and argv[1].startswith("--cuobjdump="):

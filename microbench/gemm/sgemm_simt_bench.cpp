@@ -383,7 +383,7 @@ void register_sgemm_tune(Registry& registry) {
        .help = "square: size³; k64: size × 64 · 64 × size; n64: size × size · size × 64",
        .defaults = "square", .quick = "square", .full = "square,k64,n64", .choices = {"square", "k64", "n64"}},
       {.name = "size", .kind = AxisKind::integer, .help = "n of the square shape; m and the long side of thin ones",
-       .defaults = "4096,8192", .quick = "4096,8192,16384", .full = "1024:16384:*2", .min = 1, .max = 65536},
+       .defaults = "4096,8192", .quick = "4096,8192", .full = "1024:16384:*2", .min = 1, .max = 65536},
   };
   e.needs.gpus = 1;
   // Thin shapes are swept from 4096 up (the factorizations' panel updates).
