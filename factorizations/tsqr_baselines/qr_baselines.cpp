@@ -368,6 +368,15 @@ void register_qr_baselines(Registry& registry) {
         {.name = "n", .kind = AxisKind::integer, .help = "columns", .defaults = "100,256", .quick = "256", .min = 1,
          .max = std::int64_t{1} << 20},
     };
+    // The quick preset (the default run, whose exit status CI reads) leaves CholeskyQR2 out: its
+    // Cholesky of AᵀA breaks down at κ = 1e12, as it should, and every quick run would exit 1. Its
+    // breakdown κ is measured with the default and full axes; fig8 and fig9 time it in quick.
+    {
+      std::vector<std::string> quick;
+      for (const auto& name : qr_method_names())
+        if (name != "cholqr2") quick.push_back(name);
+      e.axes[0].quick = join_axis_values(quick);
+    }
     e.needs.gpus = 0;
     e.validate = [](const AxisPoint& p) {
       validate_shape(p);
