@@ -26,6 +26,7 @@ import subprocess
 import sys
 
 VARIANTS = ["paper", "no_fetch", "no_prefetch"]
+KERNELS = 2 * len(VARIANTS)  # NN and NT of each
 KERNEL = re.compile(r"sgemm_volkov_(nn|nt)_kernelILi(\d)E")
 INSTR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s+(.*?)\s*;?\s*(?:/\*.*)?$")
 LABEL = re.compile(r"^\s*(\.L_x_\d+):\s*$")
@@ -122,8 +123,8 @@ def kernel_names(blob):
     return sorted({m.group(0).decode() for m in KERNEL_NAME.finditer(blob) if b"_param_" not in m.group(0)})
 
 
-def sass_at_run_time(tool, binary):
-    """(SASS text, how it was made, error). The whole binary's SASS took 45-50 s on a GPU node, so
+def document_at_run_time(tool, binary):
+    """The document from BINARY's own SASS. The whole binary's SASS took 45-50 s on a GPU node, so
     only the six kernels are disassembled (cuobjdump -fun) where their names are found."""
     try:
         with open(binary, "rb") as f:
@@ -131,14 +132,16 @@ def sass_at_run_time(tool, binary):
     except OSError:
         names = []
     name = binary.split("/")[-1]
-    if len(names) == 6:
+    if len(names) == KERNELS:
         run = subprocess.run([tool, "-sass", "-fun", ",".join(names), binary], capture_output=True, text=True)
-        if run.returncode == 0 and len(loops_from_sass(run.stdout)) == 6:
-            return run.stdout, f"cuobjdump -sass -fun <the 6 kernels> {name} (at run time)", None
+        if run.returncode == 0:
+            doc = document(run.stdout, f"cuobjdump -sass -fun <the {KERNELS} kernels> {name} (at run time)")
+            if doc["available"]:
+                return doc
     run = subprocess.run([tool, "-sass", binary], capture_output=True, text=True)
     if run.returncode != 0:
-        return None, None, f"{tool} -sass failed: {run.stderr.strip()[:300]}"
-    return run.stdout, f"cuobjdump -sass {name} (at run time)", None
+        return {"available": False, "reason": f"{tool} -sass failed: {run.stderr.strip()[:300]}"}
+    return document(run.stdout, f"cuobjdump -sass {name} (at run time)")
 
 
 def write_cpp(path, doc):
@@ -153,9 +156,9 @@ def write_cpp(path, doc):
 
 def document(sass, origin):
     loops = loops_from_sass(sass)
-    if len(loops) < 6:
+    if len(loops) < KERNELS:
         return {"available": False,
-                "reason": f"found the main loop of {len(loops)} of 6 sgemm_volkov kernels in {origin}"}
+                "reason": f"found the main loop of {len(loops)} of {KERNELS} sgemm_volkov kernels in {origin}"}
     return {"available": True, "source": origin, "loops": loops}
 
 
@@ -221,9 +224,7 @@ def main(argv):
         return self_test()
     if len(argv) == 4 and argv[1].startswith("--cuobjdump=") and argv[3] == "--json":
         tool, binary = argv[1][len("--cuobjdump="):], argv[2]
-        sass, origin, error = sass_at_run_time(tool, binary)
-        doc = {"available": False, "reason": error} if error else document(sass, origin)
-        print(json.dumps(doc))
+        print(json.dumps(document_at_run_time(tool, binary)))
         return 0
     if len(argv) == 4 and argv[1].startswith("--cuobjdump="):
         tool, library, out = argv[1][len("--cuobjdump="):], argv[2], argv[3]

@@ -578,7 +578,8 @@ void register_dense(Registry& registry) {
         {.name = "method", .kind = AxisKind::text,
          .help = "hybrid (volkov08 §5), gpu_resident (panel on the GPU), cusolver (cusolverDnXgetrf, Xpotrf, "
                  "Xgeqrf + orgqr), openblas (host, n <= 8192)",
-         .defaults = "hybrid,gpu_resident,cusolver,openblas", .choices = {"hybrid", "gpu_resident", "cusolver", "openblas"}},
+         .defaults = "hybrid,gpu_resident,cusolver,openblas", .quick = "hybrid,gpu_resident,cusolver",
+         .choices = {"hybrid", "gpu_resident", "cusolver", "openblas"}},
         {.name = "data", .kind = AxisKind::text,
          .help = "where A starts and ends: host (pinned, transfers timed) or device", .defaults = "host,device",
          .choices = {"host", "device"}},
@@ -607,7 +608,6 @@ void register_dense(Registry& registry) {
     // preset's 8 on one H200; OpenBLAS's QR alone takes half a minute at 8192). host.blas and
     // volkov08.accuracy keep OpenBLAS in the quick preset.
     e.axes[1].quick = "s";
-    e.axes[3].quick = "hybrid,gpu_resident,cusolver";
     e.needs.gpus = 1;
     e.applies = [](const AxisPoint& p) {
       const std::string& m = p.text("method");
