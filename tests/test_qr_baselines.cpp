@@ -184,6 +184,16 @@ TEST(QrMethods, TableNamesFlopsAndOpenblasRun) {
     EXPECT_EQ(nb->defaults, "0") << key << ": each method's own width unless asked";
   }
   EXPECT_DOUBLE_EQ(qr_explicit_flops(8192, 64), 2 * (2.0 * 8192 * 64 * 64 - 2.0 * 64 * 64 * 64 / 3));
+  // 110592 × 100 FP32 on an H100 (66.9 TFLOP/s FMA peak, 3352 GB/s): 4.42 GFLOP take 66 µs, the
+  // 88.5 MB of A, Q and R 26 µs, so the flops set the roofline; a 10⁶ × 10 matrix is DRAM-bound.
+  const QrRoofline tall = qr_explicit_roofline(110592, 100, 4, 66900, 3352);
+  EXPECT_NEAR(tall.flop_seconds, 4.42235e9 / 66.9e12, 1e-10);
+  EXPECT_NEAR(tall.dram_seconds, (2.0 * 110592 * 100 + 100 * 100) * 4 / 3352e9, 1e-12);
+  EXPECT_EQ(tall.seconds(), tall.flop_seconds);
+  const QrRoofline thin = qr_explicit_roofline(1000000, 10, 4, 66900, 3352);
+  EXPECT_GT(thin.dram_seconds, thin.flop_seconds);
+  EXPECT_EQ(thin.seconds(), thin.dram_seconds);
+  EXPECT_EQ(qr_explicit_roofline(1000, 10, 8, 0, 0).seconds(), 0.0);  // no peak known: no roofline
   const auto& openblas = qr_method<float>("openblas");
   EXPECT_FALSE(openblas.needs.gpu);
   for (std::int64_t n : {1, 7, 33}) {

@@ -14,6 +14,7 @@
 #include "factorizations/tsqr_baselines/qr_methods.hpp"
 #include "factorizations/tsqr_baselines/qr_summary.hpp"
 #include "factorizations/tsqr_baselines/qr_test_matrices.hpp"
+#include "microbench/peak/fma_reference.hpp"
 
 #include <cmath>
 #include <limits>
@@ -21,10 +22,29 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace gpufact::factorizations {
 namespace {
+
+// How close a GPU method came to qr_explicit_roofline: FP32 only, since the FP32 FMA peak is the
+// one known per architecture (fp32_lanes_per_sm); it is taken at the case's measured SM clock.
+void add_roofline(Case& c, std::int64_t m, std::int64_t n) {
+  const auto& gpu = c.session().gpu();
+  const int lanes = microbench::fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
+  const Metric* clock = c.result().find_metric("qr/sm_clock");
+  const Metric* time = c.result().find_metric("qr/time");
+  const double dram = gpu.datasheet_bandwidth_gbs();
+  if (!clock || !time || clock->value <= 0 || time->value <= 0 || lanes <= 0 || dram <= 0) return;
+  const QrRoofline r =
+      qr_explicit_roofline(m, n, sizeof(float), microbench::fp32_peak_gflops(gpu.sm_count, lanes, clock->value), dram);
+  c.add_metric(derived_metric("roofline/time_ms",
+                              "roofline: geqrf + orgqr flops at the FP32 FMA peak, or A read and Q, R written "
+                              "once at the datasheet DRAM rate, whichever is longer",
+                              "ms", r.seconds() * 1e3, false, false));
+  c.add_metric(derived_metric("roofline/percent", "roofline time / measured time", "%", 100.0 * r.seconds() / time->value));
+}
 
 // anderson10's pass rule for R + explicit Q: both errors <= 10 √n ε (ε = unit roundoff of T),
 // orthogonality in the 2-norm. Rounding errors of random sign make ‖I − QᵀQ‖₂ grow like √n times
@@ -145,6 +165,8 @@ void run_method(Case& c, const CaseInput& in) {
   if (const Metric* t = c.result().find_metric("qr/time"))
     c.add_metric(derived_metric("qr/time_ms", "time (R + explicit Q)", "ms", t->value * 1e3, false, true,
                                 MetricRole::performance));
+  if constexpr (std::is_same_v<T, float>)
+    if (method.needs.memory == QrMemory::device) add_roofline(c, m, n);
   if (!failure.empty()) {
     c.result().reason = failure;  // a result, not an error: the method broke down on this input
     c.verify("numerical breakdown (1 = failed)", 1.0, 0.0);

@@ -437,6 +437,14 @@ double qr_explicit_flops(std::int64_t m, std::int64_t n) {
   return 2.0 * (2.0 * M * N * N - 2.0 * N * N * N / 3.0);
 }
 
+QrRoofline qr_explicit_roofline(std::int64_t m, std::int64_t n, int word, double peak_gflops, double dram_gbs) {
+  const double M = static_cast<double>(m), N = static_cast<double>(n);
+  QrRoofline r;
+  if (peak_gflops > 0) r.flop_seconds = qr_explicit_flops(m, n) / (peak_gflops * 1e9);
+  if (dram_gbs > 0) r.dram_seconds = (2.0 * M * N + N * N) * word / (dram_gbs * 1e9);
+  return r;
+}
+
 template const std::vector<QrMethod<float>>& qr_methods<float>();
 template const std::vector<QrMethod<double>>& qr_methods<double>();
 template const QrMethod<float>& qr_method<float>(std::string_view);

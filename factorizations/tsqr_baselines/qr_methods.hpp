@@ -82,4 +82,14 @@ std::vector<std::string> qr_method_names();
 // (anderson10 §V.C counts "SGEQRF + SORGQR").
 double qr_explicit_flops(std::int64_t m, std::int64_t n);
 
+// What R + explicit Q of an m × n matrix cannot beat on a GPU: qr_explicit_flops at the FMA peak,
+// and the DRAM traffic no method avoids (A read once, Q and R written once; `word` bytes an entry)
+// at the datasheet bandwidth. The longer of the two is the roofline time.
+struct QrRoofline {
+  double flop_seconds = 0;
+  double dram_seconds = 0;
+  double seconds() const { return flop_seconds > dram_seconds ? flop_seconds : dram_seconds; }
+};
+QrRoofline qr_explicit_roofline(std::int64_t m, std::int64_t n, int word, double peak_gflops, double dram_gbs);
+
 }  // namespace gpufact::factorizations
