@@ -37,15 +37,14 @@ const char* to_string(CaqrKernels k) { return k == CaqrKernels::blocked ? "block
 
 QtReduction qt_reduction_from(const std::string& name) {
   for (auto r : {QtReduction::smem_parallel, QtReduction::register_serial, QtReduction::smem_combined,
-                 QtReduction::register_serial_transposed, QtReduction::register_column})
+                 QtReduction::register_serial_transposed})
     if (name == kernels::to_string(r)) return r;
   throw std::invalid_argument("unknown apply_qt_h reduction '" + name +
-                              "' (smem_parallel, register_serial, smem_combined, register_serial_transposed, "
-                              "register_column)");
+                              "' (smem_parallel, register_serial, smem_combined, register_serial_transposed)");
 }
 
 std::vector<std::string> qt_reduction_names() {
-  return {"smem_parallel", "register_serial", "smem_combined", "register_serial_transposed", "register_column"};
+  return {"smem_parallel", "register_serial", "smem_combined", "register_serial_transposed"};
 }
 
 template <class T>

@@ -27,7 +27,7 @@ namespace gpufact::factorizations {
 
 using kernels::QtReduction;
 
-// "smem_parallel", "register_serial", "smem_combined", "register_serial_transposed", "register_column".
+// "smem_parallel", "register_serial", "smem_combined", "register_serial_transposed".
 QtReduction qt_reduction_from(const std::string& name);
 std::vector<std::string> qt_reduction_names();
 

@@ -634,98 +634,6 @@ __global__ void __launch_bounds__(RegisterLayout<BR, BC>::threads)
   }
 }
 
-// 5) beyond §IV.E, register-file serial sums taken to a thread per column: warp w of the thread
-// block takes columns 32w … 32w + 31 of the block's tile of C (up to kColumnWarps warps), lane j holding
-// all BR of the block's rows of its column in registers. The block's reflectors are staged in
-// shared memory once for every warp; then each reflector is a dot product and an update inside
-// the lane's own registers, V read as 16-byte broadcasts: no reduction and no barrier at all.
-// BR entries per lane bound BR (kRegisterColumnMaxRows).
-constexpr int kColumnWarps = 4;
-constexpr int kColumnTile = kColumnWarps * kWarp;
-
-template <class T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-  using type = float4;
-  static constexpr int n = 4;
-  __device__ static float at(const float4& x, int i) { return i == 0 ? x.x : i == 1 ? x.y : i == 2 ? x.z : x.w; }
-  __device__ static float4 make(const float* p) { return make_float4(p[0], p[1], p[2], p[3]); }
-};
-template <>
-struct Vec16<double> {
-  using type = double2;
-  static constexpr int n = 2;
-  __device__ static double at(const double2& x, int i) { return i == 0 ? x.x : x.y; }
-  __device__ static double2 make(const double* p) { return make_double2(p[0], p[1]); }
-};
-
-template <class T, int BR, int BC>
-__global__ void __launch_bounds__(kColumnTile)
-    apply_h_register_column(const T* panel, std::int64_t lda, std::int64_t rows, int width, const T* tau, int tau_ld,
-                            T* c, std::int64_t ldc, std::int64_t cols, bool transpose) {
-  using V = Vec16<T>;
-  static_assert(BR % V::n == 0 && BR <= kRegisterColumnMaxRows<T>, "a block's column must fit a lane");
-  constexpr int kSums = 8;  // independent partial sums: the dot product's dependent chain is BR / kSums long
-  T* vs = reinterpret_cast<T*>(caqr_smem);
-  T* ts = vs + BR * BC;
-  const HBlock b = h_block(rows, width, BR);
-  load_block_reflectors(panel + b.r0, lda, b.nr, b.k, BR, BC, tau + static_cast<std::int64_t>(blockIdx.x) * tau_ld, vs, ts);
-  const std::int64_t col = static_cast<std::int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
-  const bool col_ok = col < cols;
-  T* x = c + b.r0 + col * ldc;
-  // A whole block's column on 16 bytes goes in and out in 16-byte words, else entry by entry.
-  const bool whole = col_ok && b.nr == BR && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
-  T reg[BR];
-  if (whole) {
-#pragma unroll
-    for (int q = 0; q < BR / V::n; ++q) {
-      const auto xq = reinterpret_cast<const typename V::type*>(x)[q];
-#pragma unroll
-      for (int i = 0; i < V::n; ++i) reg[q * V::n + i] = V::at(xq, i);
-    }
-  } else {
-#pragma unroll
-    for (int r = 0; r < BR; ++r) reg[r] = (col_ok && r < b.nr) ? x[r] : T(0);
-  }
-  __syncthreads();
-  if (__all_sync(0xffffffffu, !col_ok)) return;  // a warp past the last column: nothing more to wait for
-  for (int step = 0; step < b.k; ++step) {
-    const int j = transpose ? step : b.k - 1 - step;
-    const auto* v = reinterpret_cast<const typename V::type*>(vs + j * BR);
-    T sum[kSums] = {};
-#pragma unroll
-    for (int q = 0; q < BR / V::n; ++q) {
-      const auto vq = v[q];
-#pragma unroll
-      for (int i = 0; i < V::n; ++i) sum[(q * V::n + i) % kSums] += V::at(vq, i) * reg[q * V::n + i];
-    }
-#pragma unroll
-    for (int h = kSums / 2; h > 0; h /= 2)
-#pragma unroll
-      for (int i = 0; i < h; ++i) sum[i] += sum[i + h];
-    const T d = ts[j] * sum[0];
-    // Keeps the update's loads of V from being hoisted above the sums: with them in flight too,
-    // a 128-row FP32 column no longer fits the registers and goes to local memory.
-    __syncwarp();
-#pragma unroll
-    for (int q = 0; q < BR / V::n; ++q) {
-      const auto vq = v[q];
-#pragma unroll
-      for (int i = 0; i < V::n; ++i) reg[q * V::n + i] -= d * V::at(vq, i);
-    }
-  }
-  if (!col_ok) return;
-  if (whole) {
-#pragma unroll
-    for (int q = 0; q < BR / V::n; ++q) reinterpret_cast<typename V::type*>(x)[q] = V::make(&reg[q * V::n]);
-    return;
-  }
-#pragma unroll
-  for (int r = 0; r < BR; ++r)
-    if (r < b.nr) x[r] = reg[r];
-}
-
 template <int BR, int BC>
 struct CombinedLayout {
   static constexpr int threads = (BR * BC / 2 < 256) ? BR * BC / 2 : 256;
@@ -866,12 +774,10 @@ __global__ void count_nonfinite_kernel(const T* a, std::int64_t lda, std::int64_
 }
 
 // apply_qt_h's compiled shapes: the paper's 64×16 and 128×8, the brief's square and wider blocks,
-// whole-width blocks for tall-skinny panels (anderson10 §IV.F), 128-row blocks as wide as 64 for
-// register_column (a block's column of C in one lane's registers), and 1024×16 for the narrowest
+// whole-width blocks for tall-skinny panels (anderson10 §IV.F), and 1024×16 for the narrowest
 // (n ≤ 16: a million rows are ~1000 blocks, one wave, and a two-level tree).
 #define GPUFACT_CAQR_SHAPES(X) \
-  X(64, 16) X(128, 8) X(32, 32) X(128, 16) X(128, 32) X(128, 64) X(256, 16) X(256, 32) X(256, 64) \
-    X(256, 128) X(1024, 16)
+  X(64, 16) X(128, 8) X(32, 32) X(128, 16) X(256, 16) X(256, 32) X(256, 64) X(256, 128) X(1024, 16)
 
 // Shared memory of apply_qt_h per strategy (all dynamic: the wider shapes exceed 48 KiB).
 template <class T, int BR, int BC>
@@ -880,7 +786,6 @@ std::size_t apply_h_smem_bytes(QtReduction r) {
   switch (r) {
     case QtReduction::smem_parallel: return (v + BC + BR) * sizeof(T);
     case QtReduction::smem_combined: return (3 * v + BC) * sizeof(T);
-    case QtReduction::register_column: return (v + BC) * sizeof(T);
     default: return (v + BC + 2 * static_cast<std::size_t>(RegisterLayout<BR, BC>::partials) * BC) * sizeof(T);
   }
 }
@@ -907,18 +812,6 @@ void apply_h_shape(const T* panel, std::int64_t lda, std::int64_t rows, int widt
       return launch_checked<apply_h_smem_combined<T, BR, BC>>("apply_qt_h smem_combined", grid,
                                                                CombinedLayout<BR, BC>::threads, bytes, stream, panel,
                                                                lda, rows, width, tau, tau_ld, c, ldc, cols, transpose);
-    case QtReduction::register_column:
-      if constexpr (BR <= kRegisterColumnMaxRows<T>) {
-        // As many warps as C has 32-column groups, at most kColumnWarps: no warp launched idle.
-        const int threads = static_cast<int>(std::min<std::int64_t>(kColumnTile, (cols + kWarp - 1) / kWarp * kWarp));
-        const dim3 tiles(grid.x, static_cast<unsigned>((cols + threads - 1) / threads));
-        return launch_checked<apply_h_register_column<T, BR, BC>>("apply_qt_h register_column", tiles, threads, bytes,
-                                                                   stream, panel, lda, rows, width, tau, tau_ld, c,
-                                                                   ldc, cols, transpose);
-      }
-      throw std::invalid_argument("apply_qt_h register_column holds at most " +
-                                  std::to_string(kRegisterColumnMaxRows<T>) + " rows of a column per lane; the block has " +
-                                  std::to_string(BR));
   }
 }
 
@@ -958,7 +851,6 @@ const char* to_string(QtReduction r) {
     case QtReduction::register_serial: return "register_serial";
     case QtReduction::smem_combined: return "smem_combined";
     case QtReduction::register_serial_transposed: return "register_serial_transposed";
-    case QtReduction::register_column: return "register_column";
   }
   return "unknown";
 }
@@ -980,10 +872,6 @@ std::string caqr_shape_problem(int block_rows, int block_cols, QtReduction r, in
 #undef GPUFACT_MATCH
   const std::string shape = std::to_string(block_rows) + "x" + std::to_string(block_cols);
   if (h_bytes == 0) return "block shape " + shape + " is not compiled (compiled: " + caqr_compiled_shapes() + ")";
-  if (r == QtReduction::register_column && block_rows > kRegisterColumnMaxRows<T>)
-    return "register_column holds a block's column in one lane's registers: at most " +
-           std::to_string(kRegisterColumnMaxRows<T>) + " rows in " + (sizeof(T) == 4 ? "FP32" : "FP64") + ", " +
-           shape + " has " + std::to_string(block_rows);
   const auto limit = static_cast<std::size_t>(current_device_shared_optin());
   // The widest panel decides the factor and tree kernels' shared memory.
   const int w = width > 0 && width < block_cols ? width : block_cols;
@@ -1012,8 +900,6 @@ void caqr_prepare_kernels(int block_rows, int block_cols) {
     configure_once<apply_h_register_serial<T, R, C, false>>();  \
     configure_once<apply_h_register_serial<T, R, C, true>>();   \
     configure_once<apply_h_smem_combined<T, R, C>>();           \
-    if constexpr (R <= kRegisterColumnMaxRows<T>)           \
-      configure_once<apply_h_register_column<T, R, C>>();       \
   }
   GPUFACT_CAQR_SHAPES(GPUFACT_PREPARE)
 #undef GPUFACT_PREPARE

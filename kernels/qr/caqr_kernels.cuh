@@ -18,11 +18,7 @@ enum class QtReduction : int {
   register_serial = 1,             // 2) Fig. 6 layout: serial sums in registers, partials through shared memory
   smem_combined = 2,               // 3) the block transposed in shared memory, reduced as one long vector
   register_serial_transposed = 3,  // 4) as 2) on panels pre-transposed to row-major tiles (caqr_panel_transpose)
-  register_column = 4,             // beyond §IV.E: a lane per column of C, the block's rows of it in registers
 };
-// register_column keeps a block's rows of one column in a lane's registers: at most this many.
-template <class T>
-inline constexpr int kRegisterColumnMaxRows = 512 / static_cast<int>(sizeof(T));
 const char* to_string(QtReduction r);
 
 // One level of a panel's reduction tree (CaqrTreeLevel): node i stacks the R's of children
