@@ -463,8 +463,8 @@ void register_caqr(Registry& registry) {
                              true),
               {.name = "rows", .kind = AxisKind::size, .help = "rows of the trailing matrix", .defaults = "1M",
                .quick = "256K", .min = 1, .max = std::int64_t{1} << 26},
-              {.name = "cols", .kind = AxisKind::integer, .help = "trailing columns", .defaults = "128", .quick = "64",
-               .min = 1, .max = 8192},
+              {.name = "cols", .kind = AxisKind::integer, .help = "trailing columns", .defaults = "128", .min = 1,
+               .max = 8192},
               {.name = "wy_kernel", .kind = AxisKind::text,
                .help = "compact_wy's kernel: auto (resident above 32 reflectors), chunked (the block's rows through "
                        "shared memory twice per 64-column tile), resident (V kept in shared memory, C streamed "
