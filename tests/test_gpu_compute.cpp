@@ -141,28 +141,36 @@ TEST_F(GpuCompute, SharedBankReadsSumEveryLoadAndConflictsCostCycles) {
   DeviceBuffer<long long> cycles(1);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), dtable.bytes(), cudaMemcpyHostToDevice, stream_));
   const int iterations = 4;
-  std::map<int, double> cyc;
-  for (int stride : {0, 1, 2, 3, 32, 64}) {
-    SCOPED_TRACE("stride " + std::to_string(stride));
-    for (int warps : {1, 32}) {
-      GPUFACT_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, sums.bytes(), stream_));
-      kernels::launch_shared_bank_reads(dtable.data(), stride, warps, iterations, sums.data(), cycles.data(), stream_);
-      const auto got = fetch(sums);
-      for (int t = 0; t < warps * 32; ++t) {
-        std::uint32_t once = 0;
-        for (int k = 0; k < kernels::kSharedBankReadsPerIteration; ++k)
-          once += table[static_cast<std::size_t>((t & 31) * stride + k)];
-        ASSERT_EQ(got[static_cast<std::size_t>(t)], once * static_cast<std::uint32_t>(iterations)) << "thread " << t;
+  std::map<std::pair<int, int>, double> cyc;  // (width, stride) → cycles
+  for (int width : {4, 8, 16})
+    for (int stride : {0, 1, 2, 3, 32, 64}) {
+      SCOPED_TRACE("width " + std::to_string(width) + " stride " + std::to_string(stride));
+      const int words = width / 4;
+      for (int warps : {1, 32}) {
+        GPUFACT_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, sums.bytes(), stream_));
+        kernels::launch_shared_bank_reads(dtable.data(), stride, width, warps, iterations, sums.data(), cycles.data(),
+                                          stream_);
+        const auto got = fetch(sums);
+        for (int t = 0; t < warps * 32; ++t) {
+          std::uint32_t once = 0;
+          for (int k = 0; k < kernels::kSharedBankReadsPerIteration; ++k)
+            for (int w = 0; w < words; ++w) once += table[static_cast<std::size_t>(((t & 31) * stride + k) * words + w)];
+          ASSERT_EQ(got[static_cast<std::size_t>(t)], once * static_cast<std::uint32_t>(iterations)) << "thread " << t;
+        }
+        if (warps == 32) cyc[{width, stride}] = static_cast<double>(fetch(cycles)[0]);
       }
-      if (warps == 32) cyc[stride] = static_cast<double>(fetch(cycles)[0]);
     }
-  }
-  EXPECT_GT(cyc[32], 4 * cyc[1]) << "a 32-way conflict must cost far more than none";
-  EXPECT_GT(cyc[64], 4 * cyc[1]);
-  EXPECT_LT(cyc[3], 2 * cyc[1]) << "odd strides are conflict-free on 32 banks";
-  EXPECT_THROW(kernels::launch_shared_bank_reads(dtable.data(), 65, 32, 1, sums.data(), cycles.data(), stream_),
+  const auto at = [&](int width, int stride) { return cyc.at({width, stride}); };
+  EXPECT_GT(at(4, 32), 4 * at(4, 1)) << "a 32-way conflict must cost far more than none";
+  EXPECT_GT(at(4, 64), 4 * at(4, 1));
+  EXPECT_LT(at(4, 3), 2 * at(4, 1)) << "odd strides are conflict-free on 32 banks";
+  // 16 bytes per lane are four times the bytes of 4: at least twice the cycles, contiguous or not.
+  EXPECT_GT(at(16, 1), 2 * at(4, 1));
+  EXPECT_THROW(kernels::launch_shared_bank_reads(dtable.data(), 65, 4, 32, 1, sums.data(), cycles.data(), stream_),
                std::invalid_argument);
-  EXPECT_THROW(kernels::launch_shared_bank_reads(dtable.data(), 1, 33, 1, sums.data(), cycles.data(), stream_),
+  EXPECT_THROW(kernels::launch_shared_bank_reads(dtable.data(), 1, 4, 33, 1, sums.data(), cycles.data(), stream_),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::launch_shared_bank_reads(dtable.data(), 1, 12, 32, 1, sums.data(), cycles.data(), stream_),
                std::invalid_argument);
 }
 

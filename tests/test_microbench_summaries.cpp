@@ -150,6 +150,14 @@ TEST(SmemSummary, InfersThirtyTwoFourByteBanks) {
                          .value = 0.2 + 1.02 * microbench::bank_conflict_degree(stride, 32, 4)});
     rs.push_back(r);
   }
+  // Broadcasts and wider loads are measured beside the curve but do not enter the inference.
+  for (const auto& [stride, width] : {std::pair{0, 4}, std::pair{1, 16}, std::pair{2, 8}}) {
+    Result r;
+    r.status = Status::passed;
+    r.axes = {{"stride", stride}, {"width", width}};
+    r.metrics.push_back({.tag = "bank/cycles_per_access", .unit = "cycles", .value = 40.0});
+    rs.push_back(r);
+  }
   const auto derived = summarize("volkov08.smem", session, rs);
   ASSERT_EQ(derived.size(), 1u);
   EXPECT_EQ(derived[0].status, Status::passed);

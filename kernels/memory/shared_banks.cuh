@@ -8,18 +8,22 @@
 
 namespace gpufact::kernels {
 
-// Words in the table: lane l at stride s reads table[l·s + k] for k < kSharedBankReadsPerIteration,
-// and 31·64 + 256 words cover every stride up to 64.
+// Loads are `width` bytes (4, 8 or 16: LDS.32, .64, .128), w = width / 4 words. Lane l at stride s
+// reads the w words from table[(l·s + k)·w] for k < kSharedBankReadsPerIteration, so the stride
+// counts loads, not words; 31·64·4 + 256·4 words cover every stride up to 64 at 16 bytes.
 inline constexpr int kSharedBankReadsPerIteration = 256;
 inline constexpr int kSharedBankMaxStride = 64;
-inline constexpr int kSharedBankTableWords = 31 * kSharedBankMaxStride + kSharedBankReadsPerIteration;
+inline constexpr int kSharedBankMaxWidthWords = 4;
+inline constexpr int kSharedBankTableWords =
+    (31 * kSharedBankMaxStride + kSharedBankReadsPerIteration) * kSharedBankMaxWidthWords;
 
 // One block of `warps` warps (1..32) on one SM copies `table` (kSharedBankTableWords words) into
-// shared memory, then every thread of lane l reads table[l·stride + k] for k < 256, `iterations`
-// times (independent 4-byte loads, so the SM's shared-memory pipe, not latency, sets the pace),
-// summing them modulo 2^32 into sums[thread]. *cycles gets the clock64 cycles of the read loop,
-// measured between two barriers of the whole block. stride: 0..64 (0: every lane reads one word).
-void launch_shared_bank_reads(const std::uint32_t* table, int stride, int warps, int iterations, std::uint32_t* sums,
-                              long long* cycles, cudaStream_t stream);
+// shared memory, then every thread of lane l makes the 256 loads above, `iterations` times
+// (independent loads, so the SM's shared-memory pipe, not latency, sets the pace), summing every
+// word it reads modulo 2^32 into sums[thread]. *cycles gets the clock64 cycles of the read loop,
+// measured between two barriers of the whole block. stride: 0..64 (0: every lane reads the same
+// address, a broadcast); width: 4, 8 or 16.
+void launch_shared_bank_reads(const std::uint32_t* table, int stride, int width, int warps, int iterations,
+                              std::uint32_t* sums, long long* cycles, cudaStream_t stream);
 
 }  // namespace gpufact::kernels

@@ -5,13 +5,17 @@
 //             shared-memory wavefront per cycle against four FFMA warp-instructions bounds it
 //             near 25%, divided by the conflict degree.
 //   bank:     cycles per warp-wide shared load on one SM (32 warps of independent loads, clock64),
-//             which grows with the conflict degree (2-way: 2×, 4-way: 4×, ...).
-// The summary infers the bank count and width from the bank curve (microbench/smem/bank_model).
+//             which grows with the conflict degree (2-way: 2×, 4-way: 4×, ...); beyond the paper,
+//             loads of 8 and 16 bytes (axis `width`; the stride then counts loads) and stride 0,
+//             every lane reading one address: the bytes the pipe hands the lanes per clock.
+// The summary infers the bank count and width from the 4-byte bank curve
+// (microbench/smem/bank_model).
 #include "microbench/smem/smem.hpp"
 
 #include "core/bench/case.hpp"
 #include "core/bench/registry.hpp"
 #include "core/cuda/buffer.hpp"
+#include "core/errors.hpp"
 #include "kernels/compute/fma_chains.cuh"
 #include "kernels/memory/shared_banks.cuh"
 #include "microbench/peak/fma_reference.hpp"
@@ -117,7 +121,7 @@ void measure_fma_with_shared_operand(Case& c, int stride) {
   }
 }
 
-void measure_bank_conflicts(Case& c, int stride) {
+void measure_bank_conflicts(Case& c, int stride, int width) {
   cudaStream_t s = c.stream();
   std::mt19937 gen(static_cast<std::uint32_t>(c.seed() >> 32));
   std::vector<std::uint32_t> table(kernels::kSharedBankTableWords);
@@ -126,11 +130,13 @@ void measure_bank_conflicts(Case& c, int stride) {
   DeviceBuffer<std::uint32_t> dtable(table.size()), sums(threads);
   DeviceBuffer<long long> cycles(1);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), dtable.bytes(), cudaMemcpyHostToDevice, s));
+  const std::size_t words = static_cast<std::size_t>(width / 4);
   std::vector<std::uint32_t> expected(32, 0);
   for (unsigned lane = 0; lane < 32; ++lane) {
     std::uint32_t once = 0;
     for (int k = 0; k < kernels::kSharedBankReadsPerIteration; ++k)
-      once += table[static_cast<std::size_t>(lane) * static_cast<std::size_t>(stride) + static_cast<std::size_t>(k)];
+      for (std::size_t w = 0; w < words; ++w)
+        once += table[(lane * static_cast<std::size_t>(stride) + static_cast<std::size_t>(k)) * words + w];
     expected[lane] = once * static_cast<std::uint32_t>(kBankIterations);
   }
   const double accesses_per_warp = static_cast<double>(kBankIterations) * kernels::kSharedBankReadsPerIteration;
@@ -140,8 +146,8 @@ void measure_bank_conflicts(Case& c, int stride) {
   double wrong = 0;
   for (int i = -1; i < launches; ++i) {  // launch -1 loads the module, not recorded
     GPUFACT_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, sums.bytes(), s));
-    kernels::launch_shared_bank_reads(dtable.data(), stride, kBankWarps, kBankIterations, sums.data(), cycles.data(),
-                                      s);
+    kernels::launch_shared_bank_reads(dtable.data(), stride, width, kBankWarps, kBankIterations, sums.data(),
+                                      cycles.data(), s);
     long long n = 0;
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(&n, cycles.data(), sizeof n, cudaMemcpyDeviceToHost, s));
     GPUFACT_CUDA_CHECK(cudaMemcpyAsync(got.data(), sums.data(), sums.bytes(), cudaMemcpyDeviceToHost, s));
@@ -155,24 +161,31 @@ void measure_bank_conflicts(Case& c, int stride) {
                              .unit = "cycles",
                              .headline = true},
                             per_access));
-  c.add_metric({.tag = "bank/degree_32x4",
-                .name = "conflict degree on 32 banks × 4 B",
-                .unit = "",
-                .value = static_cast<double>(bank_conflict_degree(stride, 32, 4)),
-                .role = MetricRole::derived});
+  if (const Metric* m = c.result().find_metric("bank/cycles_per_access"); m && m->value > 0)
+    c.add_metric(derived_metric("bank/bytes_per_cycle", "bytes the warp's lanes receive per clock (32 × width / cycles)",
+                                "B", 32.0 * width / m->value));
+  if (width == 4 && stride > 0)
+    c.add_metric({.tag = "bank/degree_32x4",
+                  .name = "conflict degree on 32 banks × 4 B",
+                  .unit = "",
+                  .value = static_cast<double>(bank_conflict_degree(stride, 32, 4)),
+                  .role = MetricRole::derived});
 }
 
 void run_smem(Case& c) {
   const int stride = static_cast<int>(c.integer("stride"));
-  measure_fma_with_shared_operand(c, stride);
-  measure_bank_conflicts(c, stride);
+  const int width = static_cast<int>(c.integer("width"));
+  // The paper's FMA with a shared operand: 4-byte operands, one per lane.
+  if (width == 4 && stride > 0) measure_fma_with_shared_operand(c, stride);
+  measure_bank_conflicts(c, stride, width);
 }
 
 void summarize(Summary& s) {
   std::vector<BankCurvePoint> curve;
   for (const auto& r : s.results()) {
     const Metric* m = r.find_metric("bank/cycles_per_access");
-    if (r.status == Status::passed && m) curve.push_back({static_cast<int>(r.axes.value("stride", 0)), m->value});
+    const int stride = r.axes.value("stride", 0);
+    if (r.status == Status::passed && m && stride > 0 && r.axes.value("width", 4) == 4) curve.push_back({stride, m->value});
   }
   if (curve.empty()) return;
   Result d;
@@ -221,15 +234,30 @@ void register_smem(Registry& registry) {
   Experiment e;
   e.key = "volkov08.smem";
   e.artifact = "volkov08.smem";
-  e.title = "FP32 FMA with a shared-memory operand and shared-memory bank conflicts vs stride; bank layout inferred";
+  e.title = "FP32 FMA with a shared-memory operand and shared-memory bank conflicts vs stride and load width; bank "
+            "layout inferred";
   e.axes = {{.name = "stride",
              .kind = AxisKind::integer,
-             .help = "words (4 B) between consecutive lanes' addresses; on 32 banks × 4 B the conflict degree is "
-                     "gcd(stride, 32): 1, 2, 4, ... 32 for powers of two, 1 for odd strides",
+             .help = "loads between consecutive lanes' addresses (words at width 4); on 32 banks × 4 B the conflict "
+                     "degree of 4-byte loads is gcd(stride, 32): 1, 2, 4, ... 32 for powers of two, 1 for odd strides; "
+                     "0: every lane reads the same address (a broadcast; bank cycles only)",
              .defaults = "1,2,3,4,8,16,32,64",
-             .full = "1:8:+1,16,17,31,32,33,64",
-             .min = 1,
-             .max = 64}};
+             .full = "0:8:+1,16,17,31,32,33,64",
+             .min = 0,
+             .max = 64},
+            {.name = "width",
+             .kind = AxisKind::integer,
+             .help = "bytes per lane per shared load: 4, 8 or 16 (LDS.32, .64, .128); the FMA test and the bank "
+                     "inference take 4",
+             .defaults = "4",
+             .full = "4,8,16",
+             .min = 4,
+             .max = 16}};
+  e.validate = [](const AxisPoint& p) {
+    const std::int64_t w = p.integer("width");
+    if (w != 4 && w != 8 && w != 16)
+      throw UsageError("axis 'width': " + std::to_string(w) + " bytes is not a shared load width (4, 8 or 16)");
+  };
   e.needs.gpus = 1;
   e.run = run_smem;
   e.summarize = summarize;
