@@ -145,16 +145,13 @@ TEST_F(GpuCompute, SharedBankReadsSumEveryLoadAndConflictsCostCycles) {
   for (int width : {4, 8, 16})
     for (int stride : {0, 1, 2, 3, 32, 64}) {
       SCOPED_TRACE("width " + std::to_string(width) + " stride " + std::to_string(stride));
-      const int words = width / 4;
       for (int warps : {1, 32}) {
         GPUFACT_CUDA_CHECK(cudaMemsetAsync(sums.data(), 0, sums.bytes(), stream_));
         kernels::launch_shared_bank_reads(dtable.data(), stride, width, warps, iterations, sums.data(), cycles.data(),
                                           stream_);
         const auto got = fetch(sums);
         for (int t = 0; t < warps * 32; ++t) {
-          std::uint32_t once = 0;
-          for (int k = 0; k < kernels::kSharedBankReadsPerIteration; ++k)
-            for (int w = 0; w < words; ++w) once += table[static_cast<std::size_t>(((t & 31) * stride + k) * words + w)];
+          const std::uint32_t once = kernels::shared_bank_iteration_sum(table.data(), t & 31, stride, width);
           ASSERT_EQ(got[static_cast<std::size_t>(t)], once * static_cast<std::uint32_t>(iterations)) << "thread " << t;
         }
         if (warps == 32) cyc[{width, stride}] = static_cast<double>(fetch(cycles)[0]);

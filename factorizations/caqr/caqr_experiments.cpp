@@ -60,12 +60,10 @@ HostMatrix<T> download(const T* d, std::int64_t rows, std::int64_t cols, std::in
 }
 
 void add_percent_of_peak(Case& c, const std::string& name) {
-  const auto& gpu = c.session().gpu();
-  const int lanes = microbench::fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
   const Metric* rate = c.result().find_metric(name + "/flop_rate");
   const Metric* clock = c.result().find_metric(name + "/sm_clock");
-  if (!rate || !clock || clock->value <= 0 || lanes <= 0) return;
-  const double peak = microbench::fp32_peak_gflops(gpu.sm_count, lanes, clock->value);
+  const double peak = clock ? microbench::fp32_peak_gflops(c.session().gpu(), clock->value) : 0.0;
+  if (!rate || peak <= 0) return;
   c.add_metric(derived_metric(name + "/percent_of_fp32_peak", "rate / FP32 FMA peak at the measured clock", "%",
                               100.0 * rate->value / peak));
 }

@@ -32,13 +32,12 @@ namespace {
 // one known per architecture (fp32_lanes_per_sm); it is taken at the case's measured SM clock.
 void add_roofline(Case& c, std::int64_t m, std::int64_t n) {
   const auto& gpu = c.session().gpu();
-  const int lanes = microbench::fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
   const Metric* clock = c.result().find_metric("qr/sm_clock");
   const Metric* time = c.result().find_metric("qr/time");
+  const double peak = clock ? microbench::fp32_peak_gflops(gpu, clock->value) : 0.0;
   const double dram = gpu.datasheet_bandwidth_gbs();
-  if (!clock || !time || clock->value <= 0 || time->value <= 0 || lanes <= 0 || dram <= 0) return;
-  const QrRoofline r =
-      qr_explicit_roofline(m, n, sizeof(float), microbench::fp32_peak_gflops(gpu.sm_count, lanes, clock->value), dram);
+  if (!time || time->value <= 0 || peak <= 0 || dram <= 0) return;
+  const QrRoofline r = qr_explicit_roofline(m, n, sizeof(float), peak, dram);
   c.add_metric(derived_metric("roofline/time_ms",
                               "roofline: geqrf + orgqr flops at the FP32 FMA peak, or A read and Q, R written "
                               "once at the datasheet DRAM rate, whichever is longer",

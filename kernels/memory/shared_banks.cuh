@@ -26,4 +26,13 @@ inline constexpr int kSharedBankTableWords =
 void launch_shared_bank_reads(const std::uint32_t* table, int stride, int width, int warps, int iterations,
                               std::uint32_t* sums, long long* cycles, cudaStream_t stream);
 
+// The host replay: what a thread of lane `lane` adds up in one iteration (modulo 2^32).
+inline std::uint32_t shared_bank_iteration_sum(const std::uint32_t* table, int lane, int stride, int width) {
+  const int words = width / 4;
+  std::uint32_t sum = 0;
+  for (int k = 0; k < kSharedBankReadsPerIteration; ++k)
+    for (int w = 0; w < words; ++w) sum += table[(lane * stride + k) * words + w];
+  return sum;
+}
+
 }  // namespace gpufact::kernels

@@ -20,6 +20,11 @@ double fp32_peak_gflops(int sm_count, int lanes_per_sm, double sm_clock_mhz) {
   return static_cast<double>(sm_count) * lanes_per_sm * 2.0 * sm_clock_mhz * 1e-3;
 }
 
+double fp32_peak_gflops(const GpuSummary& gpu, double sm_clock_mhz) {
+  const int lanes = fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
+  return lanes > 0 && sm_clock_mhz > 0 ? fp32_peak_gflops(gpu.sm_count, lanes, sm_clock_mhz) : 0.0;
+}
+
 float fma_chains_expected(unsigned thread, int ilp, long steps_per_chain, float b, float c) {
   float sum = 0.0f;
   for (int i = 0; i < ilp; ++i) {

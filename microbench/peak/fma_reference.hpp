@@ -2,6 +2,8 @@
 // same order, so results compare exactly) and the FP32 peak they are measured against.
 #pragma once
 
+#include "core/system/inventory.hpp"
+
 #include <vector>
 
 namespace gpufact::microbench {
@@ -11,6 +13,9 @@ namespace gpufact::microbench {
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
 // SM count × lanes × 2 flops × clock, in GFLOP/s (volkov08 §3.4's peak at the measured clock).
 double fp32_peak_gflops(int sm_count, int lanes_per_sm, double sm_clock_mhz);
+// The same for `gpu` at a measured SM clock; 0 when its lanes per SM are unknown or the clock is not
+// positive (no peak to compare with).
+double fp32_peak_gflops(const GpuSummary& gpu, double sm_clock_mhz);
 
 // What launch_fma_chains writes for `thread`: ilp chains of steps_per_chain FMAs, summed in order.
 float fma_chains_expected(unsigned thread, int ilp, long steps_per_chain, float b, float c);

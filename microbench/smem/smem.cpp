@@ -104,15 +104,14 @@ void measure_fma_with_shared_operand(Case& c, int stride) {
   c.verify("SMs without exactly one block of " + std::to_string(kFmaWarps) + " warps",
            misplaced_sms(sms, grid.sm_count, grid.blocks_per_sm), 0);
 
-  const GpuSummary& gpu = c.session().gpu();
-  const int lanes = fp32_lanes_per_sm(gpu.cc_major, gpu.cc_minor);
   const Metric* rate = c.result().find_metric("smem_fma/flop_rate");
   const Metric* clock = c.result().find_metric("smem_fma/sm_clock");
-  if (rate && clock && clock->value > 0 && lanes > 0) {
+  const double peak = clock ? fp32_peak_gflops(c.session().gpu(), clock->value) : 0.0;
+  if (rate && peak > 0) {
     Metric pct{.tag = "smem_fma/percent_of_peak",
                .name = "FMA rate with b in shared memory / FP32 peak",
                .unit = "%",
-               .value = 100.0 * rate->value / fp32_peak_gflops(gpu.sm_count, lanes, clock->value),
+               .value = 100.0 * rate->value / peak,
                .higher_is_better = true,
                .headline = true,
                .role = MetricRole::derived};
@@ -130,15 +129,10 @@ void measure_bank_conflicts(Case& c, int stride, int width) {
   DeviceBuffer<std::uint32_t> dtable(table.size()), sums(threads);
   DeviceBuffer<long long> cycles(1);
   GPUFACT_CUDA_CHECK(cudaMemcpyAsync(dtable.data(), table.data(), dtable.bytes(), cudaMemcpyHostToDevice, s));
-  const std::size_t words = static_cast<std::size_t>(width / 4);
   std::vector<std::uint32_t> expected(32, 0);
-  for (unsigned lane = 0; lane < 32; ++lane) {
-    std::uint32_t once = 0;
-    for (int k = 0; k < kernels::kSharedBankReadsPerIteration; ++k)
-      for (std::size_t w = 0; w < words; ++w)
-        once += table[(lane * static_cast<std::size_t>(stride) + static_cast<std::size_t>(k)) * words + w];
-    expected[lane] = once * static_cast<std::uint32_t>(kBankIterations);
-  }
+  for (int lane = 0; lane < 32; ++lane)
+    expected[static_cast<std::size_t>(lane)] = kernels::shared_bank_iteration_sum(table.data(), lane, stride, width) *
+                                               static_cast<std::uint32_t>(kBankIterations);
   const double accesses_per_warp = static_cast<double>(kBankIterations) * kernels::kSharedBankReadsPerIteration;
   const int launches = std::max(3, c.session().options().repetitions);
   std::vector<double> per_access;
